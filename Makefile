@@ -1,0 +1,28 @@
+# idgen: PGXS build.  "make installcheck" runs pg_regress, isolation and TAP
+# tests against temporary, preloaded instances (see test/idgen.conf).
+
+MODULE_big = idgen
+OBJS = \
+	$(WIN32RES) \
+	src/clock.o \
+	src/decode.o \
+	src/generator.o \
+	src/idgen.o \
+	src/layout.o \
+	src/registry.o
+
+EXTENSION = idgen
+DATA = idgen--1.0.sql
+PGFILEDESC = "idgen - unique, time-ordered 64-bit IDs"
+
+REGRESS = next decode guc
+REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/idgen.conf
+ISOLATION = concurrent_next
+ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf
+TAP_TESTS = 1
+
+PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

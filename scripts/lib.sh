@@ -1,0 +1,52 @@
+# Shared by scripts/demo, scripts/test and scripts/bench: install what idgen
+# needs on Debian 12, build and install it, and run commands as an
+# unprivileged user (initdb refuses root).
+
+PG_MAJOR=15
+PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
+APT_PACKAGES="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contrib make gcc libipc-run-perl python3 python3-bson"
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export PATH="$PG_BIN:$PATH"
+
+# Installs the Debian packages that are missing; only root can.
+install_deps() {
+	local missing=()
+	for p in $APT_PACKAGES ${EXTRA_APT_PACKAGES:-}; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "missing Debian packages: ${missing[*]}; install them as root or run this script as root" >&2
+		exit 1
+	fi
+	echo "installing: ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Builds idgen and installs it into the PostgreSQL tree (sudo when not root).
+build_and_install() {
+	local sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	make -C "$ROOT" -s PG_CONFIG="$PG_BIN/pg_config" >/dev/null
+	$sudo make -C "$ROOT" -s install PG_CONFIG="$PG_BIN/pg_config" >/dev/null
+}
+
+# The user that runs clusters: ourselves, or postgres when we are root.
+RUN_USER=$(if [ "$(id -u)" -eq 0 ]; then echo postgres; else id -un; fi)
+
+as_user() {
+	if [ "$(id -u)" -eq 0 ]; then
+		runuser -u "$RUN_USER" -- env PATH="$PATH" "$@"
+	else
+		"$@"
+	fi
+}
+
+# A scratch directory the unprivileged user owns.
+user_tmpdir() {
+	local d
+	d=$(mktemp -d "${TMPDIR:-/tmp}/idgen.XXXXXX")
+	[ "$(id -u)" -eq 0 ] && chown "$RUN_USER" "$d"
+	echo "$d"
+}

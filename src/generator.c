@@ -1,0 +1,233 @@
+/*
+ * generator.c
+ *		idgen_next(): unique, time-ordered IDs from per-backend state.
+ *
+ * Each backend generates in the worker slot it claimed from the registry, so
+ * the hot path reads the clock, bumps a counter in memory only it writes, and
+ * packs the fields: no lock, no I/O.  Uniqueness rests on three rules:
+ *
+ *	- logical time never goes back: it is the larger of the clock and the
+ *	  newest millisecond used, so a clock step back keeps counting in the
+ *	  newest millisecond instead of reusing an older one;
+ *	- a millisecond whose sequence is used up is left for the next one,
+ *	  borrowed ahead of the clock up to idgen.max_lead_ms;
+ *	- a slot's new holder starts after its previous holder's newest millisecond.
+ *
+ * The sequence of each new millisecond starts at a random value in the lower
+ * half of its range, so the low bits of IDs spread evenly (id % N) even at one
+ * ID per millisecond, and every millisecond still holds at least half its range.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "port/pg_bitutils.h"
+
+#include "clock.h"
+#include "generator.h"
+#include "idgen.h"
+#include "layout.h"
+#include "registry.h"
+
+int			idgen_node_id = 0;
+int			idgen_max_lead_ms = 1000;
+int			idgen_max_clock_regression_ms = 5000;
+
+#define SEQ_MAX			LAYOUT_MASK(IDGEN_SEQ_BITS)
+#define SEQ_START_SPAN	(((int64) 1) << (IDGEN_SEQ_BITS - 1))
+
+/* How often a backend in the shared slot looks for a dedicated one. */
+#define RECLAIM_INTERVAL_MS 1000
+
+static GenState *my_gen = NULL;	/* dedicated slot; NULL while unattached or shared */
+static bool my_attached = false;
+static int64 my_worker;
+static int64 last_claim_attempt_ms;
+static uint64 rng_state;
+
+PG_FUNCTION_INFO_V1(idgen_next);
+
+/* splitmix64: seeded in this backend, never inherited from the postmaster */
+static inline uint64
+next_random(void)
+{
+	uint64		z = (rng_state += UINT64CONST(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64CONST(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static void
+generator_claim(void)
+{
+	RegistrySlot *slot;
+	int			index;
+
+	slot = registry_claim_slot(&index);
+	if (slot != NULL)
+	{
+		my_gen = &slot->gen;
+		my_worker = index;
+	}
+	else
+		my_worker = registry_shared_index();
+}
+
+static void
+generator_attach(void)
+{
+	idgen_require_generator();
+	if (!pg_strong_random(&rng_state, sizeof(rng_state)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate random seed for idgen")));
+	generator_claim();
+	last_claim_attempt_ms = clock_now_ms();
+	my_attached = true;
+}
+
+/*
+ * The clock reads earlier than a reading this slot already trusted.  Within
+ * idgen.max_clock_regression_ms we keep going on logical time and log the
+ * incident once; past it we refuse rather than run ahead of the clock for
+ * that long.
+ */
+static void
+generator_clock_behind(GenState *st, int64 now)
+{
+	int64		behind = st->clock_high - now;
+
+	if (behind > idgen_max_clock_regression_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("system clock is %lld ms behind the time of the newest idgen ID",
+						(long long) behind),
+				 errdetail("%s allows the clock to fall behind by at most %d ms.",
+						   "idgen.max_clock_regression_ms", idgen_max_clock_regression_ms),
+				 errhint("Check the server's time synchronization. IDs resume once the clock catches up.")));
+	if (!st->clock_behind)
+	{
+		st->clock_behind = true;
+		st->regressions++;
+		ereport(LOG,
+				(errmsg("idgen: system clock is %lld ms behind the time of the newest ID",
+						(long long) behind),
+				 errdetail("IDs continue from idgen's logical time until the clock catches up.")));
+	}
+}
+
+/* Sleeps until the clock reaches target_ms, so borrowing stays within bounds. */
+static void
+generator_wait_for_clock(GenState *st, int64 target_ms)
+{
+	st->waits++;
+	for (;;)
+	{
+		int64		now = clock_now_ms();
+
+		if (now >= target_ms)
+		{
+			st->clock_high = Max(st->clock_high, now);
+			return;
+		}
+		if (now < st->clock_high)
+			generator_clock_behind(st, now);
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(Min(target_ms - now, 10) * 1000L);
+	}
+}
+
+/*
+ * Every new millisecond passes here, whichever path chose it, so the range
+ * check cannot be skipped.
+ */
+static void
+generator_start_ms(GenState *st, int64 ms)
+{
+	const IdgenLayout *layout = layout_default();
+
+	if (unlikely(ms < layout->epoch_ms))
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("system clock is before %s", "idgen.epoch"),
+				 errhint("Check the server's clock, or set %s to an earlier date.", "idgen.epoch")));
+	if (unlikely(ms > layout_last_ms(layout)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("idgen time field is exhausted"),
+				 errdetail("The default layout holds times up to %lld ms after %s.",
+						   (long long) LAYOUT_MASK(IDGEN_TIME_BITS), "idgen.epoch")));
+	st->last_ms = ms;
+	st->seq = next_random() % SEQ_START_SPAN;
+}
+
+static int64
+generator_step(GenState *st)
+{
+	int64		now = clock_now_ms();
+	IdgenFields fields;
+
+	if (likely(now >= st->clock_high))
+	{
+		st->clock_high = now;
+		st->clock_behind = false;
+	}
+	else
+		generator_clock_behind(st, now);
+
+	/* Check the clock against logical time before touching the sequence. */
+	if (now > st->last_ms)
+		generator_start_ms(st, now);
+	else if (st->seq < SEQ_MAX)
+		st->seq++;
+	else
+	{
+		int64		next = st->last_ms + 1;
+
+		if (next > st->clock_high + idgen_max_lead_ms)
+			generator_wait_for_clock(st, next - idgen_max_lead_ms);
+		generator_start_ms(st, next);
+	}
+	st->issued++;
+
+	fields.ticks = st->last_ms - layout_default()->epoch_ms;
+	fields.node = idgen_node_id;
+	fields.worker = my_worker;
+	fields.seq = st->seq;
+	return layout_pack(layout_default(), &fields);
+}
+
+static int64
+generator_next_shared(void)
+{
+	GenState   *st;
+	int64		id;
+	int64		now = clock_now_ms();
+
+	if (now - last_claim_attempt_ms >= RECLAIM_INTERVAL_MS)
+	{
+		last_claim_attempt_ms = now;
+		generator_claim();
+		if (my_gen != NULL)
+			return generator_step(my_gen);
+	}
+	st = registry_lock_shared_slot();
+	id = generator_step(st);
+	registry_unlock_shared_slot();
+	return id;
+}
+
+Datum
+idgen_next(PG_FUNCTION_ARGS)
+{
+	if (likely(my_gen != NULL))
+		PG_RETURN_INT64(generator_step(my_gen));
+	if (!my_attached)
+	{
+		generator_attach();
+		if (my_gen != NULL)
+			PG_RETURN_INT64(generator_step(my_gen));
+	}
+	PG_RETURN_INT64(generator_next_shared());
+}

@@ -1,0 +1,160 @@
+/*
+ * registry.c
+ *		Shared memory registry of worker ids.
+ *
+ * A backend claims a slot the first time it generates an ID and gives it back
+ * when it exits.  Claims and releases take the registry lock; generating does
+ * not, because a dedicated slot has a single writer.  The last slot is shared
+ * by every backend that finds no dedicated slot free, under its own lock, so
+ * running out of slots slows generation down but never fails it.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "layout.h"
+#include "registry.h"
+
+typedef struct RegistryShared
+{
+	LWLock	   *claim_lock;		/* slot ownership */
+	LWLock	   *shared_slot_lock;	/* generation in the shared slot */
+	int			nslots;
+	RegistrySlot slots[FLEXIBLE_ARRAY_MEMBER];
+} RegistryShared;
+
+#define REGISTRY_TRANCHE "idgen"
+
+static RegistryShared *registry = NULL;
+static int	my_slot = -1;
+
+static int
+registry_nslots(void)
+{
+	return 1 << (IDGEN_MACHINE_BITS - idgen_node_bits_setting);
+}
+
+Size
+registry_shmem_size(void)
+{
+	return add_size(offsetof(RegistryShared, slots),
+					mul_size(registry_nslots(), sizeof(RegistrySlot)));
+}
+
+void
+registry_shmem_request(void)
+{
+	RequestAddinShmemSpace(registry_shmem_size());
+	RequestNamedLWLockTranche(REGISTRY_TRANCHE, 2);
+}
+
+/* Runs in the postmaster at startup and after every crash reinitialisation. */
+void
+registry_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	registry = ShmemInitStruct("idgen registry", registry_shmem_size(), &found);
+	if (!found)
+	{
+		LWLockPadded *locks = GetNamedLWLockTranche(REGISTRY_TRANCHE);
+
+		memset(registry, 0, registry_shmem_size());
+		registry->claim_lock = &locks[0].lock;
+		registry->shared_slot_lock = &locks[1].lock;
+		registry->nslots = registry_nslots();
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+bool
+registry_available(void)
+{
+	return registry != NULL;
+}
+
+int
+registry_slot_count(void)
+{
+	return registry->nslots;
+}
+
+int
+registry_shared_index(void)
+{
+	return registry->nslots - 1;
+}
+
+static void
+registry_release_slot(int code, Datum arg)
+{
+	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
+	registry->slots[my_slot].pid = 0;
+	LWLockRelease(registry->claim_lock);
+	my_slot = -1;
+}
+
+/*
+ * Claims the first free dedicated slot, or returns NULL when all are taken.
+ * The slot keeps its generator state, marked as having used up its newest
+ * millisecond, so the new holder's first ID falls in a later millisecond
+ * than any ID the previous holder made.
+ */
+RegistrySlot *
+registry_claim_slot(int *index)
+{
+	RegistrySlot *slot = NULL;
+	int			i;
+
+	Assert(my_slot < 0);
+	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
+	for (i = 0; i < registry_shared_index(); i++)
+	{
+		if (registry->slots[i].pid != 0)
+			continue;
+		slot = &registry->slots[i];
+		slot->pid = MyProcPid;
+		slot->userid = GetUserId();
+		slot->claimed_at = GetCurrentTimestamp();
+		slot->gen.seq = LAYOUT_MASK(IDGEN_SEQ_BITS);
+		slot->gen.clock_behind = false;
+		slot->gen.issued = 0;
+		slot->gen.regressions = 0;
+		slot->gen.waits = 0;
+		my_slot = i;
+		break;
+	}
+	LWLockRelease(registry->claim_lock);
+
+	if (slot == NULL)
+		return NULL;
+	on_shmem_exit(registry_release_slot, (Datum) 0);
+	*index = my_slot;
+	return slot;
+}
+
+GenState *
+registry_lock_shared_slot(void)
+{
+	LWLockAcquire(registry->shared_slot_lock, LW_EXCLUSIVE);
+	return &registry->slots[registry_shared_index()].gen;
+}
+
+void
+registry_unlock_shared_slot(void)
+{
+	LWLockRelease(registry->shared_slot_lock);
+}
+
+/* A consistent copy of a slot's ownership, for reporting. */
+void
+registry_read_slot(int index, RegistrySlot *copy)
+{
+	LWLockAcquire(registry->claim_lock, LW_SHARED);
+	*copy = registry->slots[index];
+	LWLockRelease(registry->claim_lock);
+}
