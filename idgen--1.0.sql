@@ -41,6 +41,10 @@ LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 CREATE VIEW idgen_workers AS SELECT * FROM idgen_workers();
 
+-- Everyone may look; the function hides other users' details from those
+-- without pg_read_all_stats.
+GRANT SELECT ON idgen_workers TO PUBLIC;
+
 COMMENT ON VIEW idgen_workers IS
 'worker ids held by backends, and the shared worker id used when none is free';
 

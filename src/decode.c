@@ -75,8 +75,8 @@ idgen_from_timestamp(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("timestamp out of range for idgen: \"%s\"", timestamptz_to_str(ts)),
 				 errdetail("idgen IDs carry times from %s to %s.",
-						   timestamptz_to_str(clock_ms_to_timestamptz(layout->epoch_ms)),
-						   timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout)))),
+						   pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout->epoch_ms))),
+						   pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout))))),
 				 errhint("Pass a timestamp within that range.")));
 	fields.ticks = (ms - layout->epoch_ms) / layout->tick_ms;
 	PG_RETURN_INT64(layout_pack(layout, &fields));

@@ -71,15 +71,16 @@ note_bad_setting(const char *name, char *detail, bool affects_layout)
 
 /*
  * Defining a setting applies the value postgresql.conf gave it, or logs and
- * drops that value when it is invalid.  Comparing what was configured with
- * what is in force tells the two apart.
+ * drops that value when it is invalid.  Validating the configured value
+ * again without applying it tells the two apart: that returns 0 only for an
+ * invalid value.
  */
 static void
 check_configured_value(const char *name, const char *configured, bool affects_layout)
 {
-	const char *in_force = GetConfigOption(name, false, false);
-
-	if (configured != NULL && strcmp(configured, in_force) != 0)
+	if (configured != NULL &&
+		set_config_option(name, configured, PGC_POSTMASTER, PGC_S_FILE,
+						  GUC_ACTION_SET, false, DEBUG3, false) == 0)
 		note_bad_setting(name,
 						 psprintf("The server configuration sets %s to \"%s\", which is not a valid value.",
 								  name, configured),

@@ -1,0 +1,47 @@
+# 4 backends x 250k IDs at once: all unique, each backend strictly increasing.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('concurrent');
+$node->init;
+$node->append_conf('postgresql.conf', qq(
+shared_preload_libraries = 'idgen'
+idgen.node_id = 7
+));
+$node->start;
+$node->safe_psql('postgres', q(
+	CREATE EXTENSION idgen;
+	CREATE UNLOGGED TABLE ids (client int, n int, id bigint);
+));
+
+# pgbench connects every client before any runs, so the four inserts overlap.
+$node->pgbench(
+	'--no-vacuum --client=4 --jobs=4 --transactions=1',
+	0,
+	[qr{processed: 4/4}],
+	[qr{^$}],
+	'4 clients generate 250k IDs each',
+	{
+		'001_generate' => q(
+			INSERT INTO ids SELECT :client_id, n, idgen_next()
+			FROM generate_series(1, 250000) n;
+		)
+	});
+
+is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM ids'),
+	'1000000|1000000', 'one million IDs, all distinct');
+is($node->safe_psql('postgres', q(
+	SELECT count(*) FROM (
+		SELECT id, lag(id) OVER (PARTITION BY client ORDER BY n) AS prev FROM ids) s
+	WHERE id <= prev)), '0', 'each backend strictly increasing');
+is($node->safe_psql('postgres', q(
+	SELECT count(DISTINCT (idgen_decode(id)).worker_id),
+	       count(DISTINCT (client, (idgen_decode(id)).worker_id)),
+	       min((idgen_decode(id)).node_id), max((idgen_decode(id)).node_id)
+	FROM ids)), '4|4|7|7', 'one worker id per backend, all on node 7');
+
+$node->stop;
+done_testing();

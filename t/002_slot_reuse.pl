@@ -1,0 +1,51 @@
+# A backend exits and the next one reuses its worker slot at once, while the
+# clock is behind the newest millisecond the first one used (it borrowed
+# ahead in a burst and ran with a clock 300 ms fast).  The registry remembers
+# the slot's newest millisecond, so the second backend starts after it.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('reuse');
+$node->init;
+$node->append_conf('postgresql.conf', qq(
+shared_preload_libraries = 'idgen'
+idgen.node_id = 1
+));
+$node->start;
+$node->safe_psql('postgres', q(
+	CREATE EXTENSION idgen;
+	CREATE TABLE ids (backend text, id bigint PRIMARY KEY);
+));
+
+my $first = $node->safe_psql('postgres', q(
+	SET idgen.clock_offset_ms = 300;
+	INSERT INTO ids SELECT 'first', idgen_next() FROM generate_series(1, 100000);
+	SELECT (idgen_decode(max(id))).worker_id FROM ids;
+));
+my $second = $node->safe_psql('postgres', q(
+	INSERT INTO ids SELECT 'second', idgen_next() FROM generate_series(1, 100000);
+	SELECT (idgen_decode(max(id))).worker_id FROM ids WHERE backend = 'second';
+));
+is($second, $first, 'the second backend reused the first one\'s worker id');
+is($node->safe_psql('postgres', 'SELECT count(DISTINCT id) FROM ids'), '200000',
+	'no ID repeated across the reuse');
+is($node->safe_psql('postgres', q(
+	SELECT min(id) FILTER (WHERE backend = 'second') > max(id) FILTER (WHERE backend = 'first')
+	FROM ids)), 't', 'the new holder starts after the previous holder\'s newest ID');
+
+# Many short-lived backends in a row, each reusing the same slot within
+# the same few milliseconds.
+for my $i (1 .. 50)
+{
+	$node->safe_psql('postgres',
+		"INSERT INTO ids SELECT 'churn', idgen_next() FROM generate_series(1, 100)");
+}
+is($node->safe_psql('postgres', q(
+	SELECT count(*), count(DISTINCT (idgen_decode(id)).worker_id) FROM ids WHERE backend = 'churn')),
+	'5000|1', '50 backends in a row through one slot, no repeat');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,52 @@
+# More generating backends than worker slots: the extra ones share the last
+# slot under a lock instead of failing, and the view counts them.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('exhausted');
+$node->init;
+# 8 node bits leave 2 worker bits: 3 dedicated slots and the shared one.
+$node->append_conf('postgresql.conf', qq(
+shared_preload_libraries = 'idgen'
+idgen.node_bits = 8
+idgen.node_id = 200
+));
+$node->start;
+$node->safe_psql('postgres', q(
+	CREATE EXTENSION idgen;
+	CREATE UNLOGGED TABLE ids (client int, n int, id bigint);
+));
+
+$node->pgbench(
+	'--no-vacuum --client=8 --jobs=8 --transactions=1',
+	0,
+	[qr{processed: 8/8}],
+	[qr{^$}],
+	'8 clients, 4 slots',
+	{
+		'003_generate' => q(
+			SELECT pg_sleep(0.5);
+			INSERT INTO ids SELECT :client_id, n, idgen_next()
+			FROM generate_series(1, 50000) n;
+		)
+	});
+
+is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM ids'),
+	'400000|400000', 'every insert succeeded and no ID repeated');
+is($node->safe_psql('postgres', q(
+	SELECT count(*) FROM (
+		SELECT id, lag(id) OVER (PARTITION BY client ORDER BY n) AS prev FROM ids) s
+	WHERE id <= prev)), '0', 'each backend still strictly increasing');
+is($node->safe_psql('postgres', q(
+	SELECT count(DISTINCT (idgen_decode(id)).worker_id), max((idgen_decode(id)).worker_id),
+	       min((idgen_decode(id)).node_id)
+	FROM ids)), '4|3|200', 'three dedicated worker ids and the shared one (3)');
+ok($node->safe_psql('postgres',
+	'SELECT ids_issued FROM idgen_workers WHERE is_shared') >= 100000,
+	'the shared slot counts the IDs made through it');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,35 @@
+# Without shared_preload_libraries: the extension installs and decodes with
+# the server's configured layout, and generating fails with a hint.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('not_preloaded');
+$node->init;
+$node->append_conf('postgresql.conf', qq(
+idgen.epoch = '2020-01-01'
+));
+$node->start;
+
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+pass('CREATE EXTENSION works without preloading');
+
+my ($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_next()');
+isnt($ret, 0, 'idgen_next() fails');
+like($err, qr/ERROR:  idgen must be loaded via shared_preload_libraries/, 'error says why');
+like($err, qr/HINT:  Add idgen to shared_preload_libraries/, 'hint says what to do');
+
+($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM idgen_workers');
+like($err, qr/idgen must be loaded via shared_preload_libraries/, 'the view says the same');
+
+is($node->safe_psql('postgres',
+	"SET TimeZone = 'UTC'; SELECT ts FROM idgen_decode(4194304000)"),
+	'2020-01-01 00:00:01+00', 'decoding uses the configured idgen.epoch');
+is($node->safe_psql('postgres',
+	"SELECT idgen_from_timestamp('2020-01-01 00:00:01+00')"),
+	'4194304000', 'so does idgen_from_timestamp');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,61 @@
+# A setting that postgresql.conf gets wrong does not silently fall back to
+# its default: idgen refuses to generate and names the setting.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('bad_config');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+
+# Restarts with the given settings in postgresql.auto.conf, and returns
+# idgen_next()'s stderr.
+sub try_setting
+{
+	my ($conf) = @_;
+	$node->stop;
+	open my $fh, '>', $node->data_dir . '/postgresql.auto.conf' or die $!;
+	print $fh "$conf\n";
+	close $fh;
+	$node->start;
+	my ($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_next()');
+	return $err;
+}
+
+my $err = try_setting('idgen.node_id = 5000');
+like($err, qr/ERROR:  idgen cannot be used because idgen.node_id is invalid/, 'out of range node id refused');
+like($err, qr/sets idgen.node_id to "5000"/, 'detail shows the rejected value');
+like($err, qr/HINT:  Correct idgen.node_id in postgresql.conf/, 'hint names the setting');
+like(slurp_file($node->logfile), qr/idgen will not generate IDs because idgen.node_id is invalid/,
+	'the server log says so at startup');
+
+$err = try_setting('idgen.node_id = -1');
+like($err, qr/idgen.node_id is invalid/, 'negative node id refused');
+
+$err = try_setting('idgen.node_id = 16');
+like($err, qr/idgen.node_id is 16, but idgen.node_bits = 4 allows node ids from 0 to 15/,
+	'node id wider than idgen.node_bits refused');
+
+$err = try_setting("idgen.node_id = 20\nidgen.node_bits = 5");
+is($err, '', 'the same node id fits once idgen.node_bits is wider');
+
+$err = try_setting('idgen.node_bits = 11');
+like($err, qr/idgen.node_bits is invalid/, 'node_bits out of range refused');
+my ($ret, $out, $derr) = $node->psql('postgres', 'SELECT * FROM idgen_decode(1)');
+like($derr, qr/idgen.node_bits is invalid/, 'decoding refuses a layout it cannot trust');
+
+$err = try_setting("idgen.epoch = '2024-02-30'");
+like($err, qr/idgen.epoch is invalid/, 'impossible epoch date refused');
+
+$err = try_setting("idgen.epoch = 'yesterday'");
+like($err, qr/idgen.epoch is invalid/, 'epoch in another format refused');
+
+$err = try_setting("idgen.node_id = '02'\nidgen.epoch = '2020-01-01'");
+is($err, '', 'valid settings generate again');
+
+$node->stop;
+done_testing();
