@@ -50,3 +50,25 @@ user_tmpdir() {
 	[ "$(id -u)" -eq 0 ] && chown "$RUN_USER" "$d"
 	echo "$d"
 }
+
+# Starts a throwaway cluster with idgen preloaded in a fresh directory and
+# sets PGHOST/PGPORT/PGUSER for psql.  Extra settings come as arguments.
+start_cluster() {
+	CLUSTER_DIR=$(user_tmpdir)
+	as_user initdb -D "$CLUSTER_DIR/data" -A trust -U postgres >/dev/null
+	{
+		echo "shared_preload_libraries = 'idgen'"
+		echo "listen_addresses = ''"
+		echo "unix_socket_directories = '$CLUSTER_DIR'"
+		printf '%s\n' "$@"
+	} >>"$CLUSTER_DIR/data/postgresql.conf"
+	as_user pg_ctl -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" -w start >/dev/null
+	export PGHOST=$CLUSTER_DIR PGPORT=5432 PGUSER=postgres PGDATABASE=postgres
+}
+
+stop_cluster() {
+	[ -n "${CLUSTER_DIR:-}" ] || return 0
+	as_user pg_ctl -D "$CLUSTER_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+	rm -rf "$CLUSTER_DIR"
+	CLUSTER_DIR=
+}

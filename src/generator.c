@@ -140,12 +140,14 @@ generator_wait_for_clock(GenState *st, int64 target_ms)
 
 /*
  * Every new millisecond passes here, whichever path chose it, so the range
- * check cannot be skipped.
+ * check cannot be skipped.  The fields other than the sequence are packed
+ * once per millisecond, not once per ID.
  */
 static void
 generator_start_ms(GenState *st, int64 ms)
 {
 	const IdgenLayout *layout = layout_default();
+	IdgenFields fields;
 
 	if (unlikely(ms < layout->epoch_ms))
 		ereport(ERROR,
@@ -158,6 +160,11 @@ generator_start_ms(GenState *st, int64 ms)
 				 errmsg("idgen time field is exhausted"),
 				 errdetail("The default layout holds times up to %lld ms after %s.",
 						   (long long) LAYOUT_MASK(IDGEN_TIME_BITS), "idgen.epoch")));
+	fields.ticks = ms - layout->epoch_ms;
+	fields.node = idgen_node_id;
+	fields.worker = my_worker;
+	fields.seq = 0;
+	st->ms_base = layout_pack(layout, &fields);
 	st->last_ms = ms;
 	st->seq = next_random() % SEQ_START_SPAN;
 }
@@ -166,7 +173,6 @@ static int64
 generator_step(GenState *st)
 {
 	int64		now = clock_now_ms();
-	IdgenFields fields;
 
 	if (likely(now >= st->clock_high))
 	{
@@ -190,12 +196,7 @@ generator_step(GenState *st)
 		generator_start_ms(st, next);
 	}
 	st->issued++;
-
-	fields.ticks = st->last_ms - layout_default()->epoch_ms;
-	fields.node = idgen_node_id;
-	fields.worker = my_worker;
-	fields.seq = st->seq;
-	return layout_pack(layout_default(), &fields);
+	return st->ms_base | st->seq;
 }
 
 static int64

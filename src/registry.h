@@ -18,6 +18,7 @@ typedef struct GenState
 {
 	int64		last_ms;		/* Unix ms of the newest ID made here */
 	int64		clock_high;		/* highest clock reading trusted here */
+	int64		ms_base;		/* the ID of last_ms with sequence 0 */
 	int32		seq;			/* sequence of the newest ID in last_ms */
 	bool		clock_behind;	/* riding out a clock regression */
 	uint64		issued;			/* IDs made by the current holder */
