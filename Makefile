@@ -26,3 +26,7 @@ PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS tracks no header dependencies unless the server was configured with
+# --enable-depend; rebuild everything when a header changes.
+$(OBJS): $(wildcard src/*.h)
