@@ -7,6 +7,7 @@ OBJS = \
 	src/clock.o \
 	src/decode.o \
 	src/generator.o \
+	src/hwm.o \
 	src/idgen.o \
 	src/layout.o \
 	src/registry.o

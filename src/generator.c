@@ -25,13 +25,14 @@
 
 #include "clock.h"
 #include "generator.h"
+#include "hwm.h"
 #include "idgen.h"
 #include "layout.h"
 #include "registry.h"
 
 int			idgen_node_id = 0;
 int			idgen_max_lead_ms = 1000;
-int			idgen_max_clock_regression_ms = 5000;
+int			idgen_max_clock_regression_ms = 10000;
 
 #define SEQ_MAX			LAYOUT_MASK(IDGEN_SEQ_BITS)
 #define SEQ_START_SPAN	(((int64) 1) << (IDGEN_SEQ_BITS - 1))
@@ -58,6 +59,24 @@ next_random(void)
 	return z ^ (z >> 31);
 }
 
+/*
+ * After a crash, restart or promotion, a slot's memory of its newest
+ * millisecond is gone or stale; the high-water mark is a floor above every
+ * millisecond used before.  Starting there may run ahead of the clock, so
+ * the clock is trusted to have reached the floor less the allowed lead.
+ */
+static void
+generator_apply_floor(GenState *st)
+{
+	int64		floor = hwm_floor();
+
+	if (st->last_ms >= floor - 1)
+		return;
+	st->last_ms = floor - 1;
+	st->seq = SEQ_MAX;
+	st->clock_high = Max(st->clock_high, floor - idgen_max_lead_ms);
+}
+
 static void
 generator_claim(void)
 {
@@ -67,6 +86,7 @@ generator_claim(void)
 	slot = registry_claim_slot(&index);
 	if (slot != NULL)
 	{
+		generator_apply_floor(&slot->gen);
 		my_gen = &slot->gen;
 		my_worker = index;
 	}
@@ -87,6 +107,18 @@ generator_attach(void)
 	my_attached = true;
 }
 
+static void
+generator_refuse_clock(int64 behind)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_SYSTEM_ERROR),
+			 errmsg("system clock is %lld ms behind the time of the newest idgen ID",
+					(long long) behind),
+			 errdetail("%s allows the clock to fall behind by at most %d ms.",
+					   "idgen.max_clock_regression_ms", idgen_max_clock_regression_ms),
+			 errhint("Check the server's time synchronization. IDs resume once the clock catches up.")));
+}
+
 /*
  * The clock reads earlier than a reading this slot already trusted.  Within
  * idgen.max_clock_regression_ms we keep going on logical time and log the
@@ -99,13 +131,7 @@ generator_clock_behind(GenState *st, int64 now)
 	int64		behind = st->clock_high - now;
 
 	if (behind > idgen_max_clock_regression_ms)
-		ereport(ERROR,
-				(errcode(ERRCODE_SYSTEM_ERROR),
-				 errmsg("system clock is %lld ms behind the time of the newest idgen ID",
-						(long long) behind),
-				 errdetail("%s allows the clock to fall behind by at most %d ms.",
-						   "idgen.max_clock_regression_ms", idgen_max_clock_regression_ms),
-				 errhint("Check the server's time synchronization. IDs resume once the clock catches up.")));
+		generator_refuse_clock(behind);
 	if (!st->clock_behind)
 	{
 		st->clock_behind = true;
@@ -117,7 +143,10 @@ generator_clock_behind(GenState *st, int64 now)
 	}
 }
 
-/* Sleeps until the clock reaches target_ms, so borrowing stays within bounds. */
+/*
+ * Sleeps until the clock reaches target_ms, so borrowing stays within bounds.
+ * A clock too far behind is refused instead: no unbounded sleep.
+ */
 static void
 generator_wait_for_clock(GenState *st, int64 target_ms)
 {
@@ -131,8 +160,8 @@ generator_wait_for_clock(GenState *st, int64 target_ms)
 			st->clock_high = Max(st->clock_high, now);
 			return;
 		}
-		if (now < st->clock_high)
-			generator_clock_behind(st, now);
+		if (target_ms - now > idgen_max_clock_regression_ms)
+			generator_refuse_clock(target_ms - now);
 		CHECK_FOR_INTERRUPTS();
 		pg_usleep(Min(target_ms - now, 10) * 1000L);
 	}
@@ -160,6 +189,7 @@ generator_start_ms(GenState *st, int64 ms)
 				 errmsg("idgen time field is exhausted"),
 				 errdetail("The default layout holds times up to %lld ms after %s.",
 						   (long long) LAYOUT_MASK(IDGEN_TIME_BITS), "idgen.epoch")));
+	hwm_reserve(ms);
 	fields.ticks = ms - layout->epoch_ms;
 	fields.node = idgen_node_id;
 	fields.worker = my_worker;
@@ -214,6 +244,7 @@ generator_next_shared(void)
 			return generator_step(my_gen);
 	}
 	st = registry_lock_shared_slot();
+	generator_apply_floor(st);
 	id = generator_step(st);
 	registry_unlock_shared_slot();
 	return id;

@@ -11,6 +11,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -19,6 +20,7 @@
 #include "clock.h"
 #include "compat.h"
 #include "generator.h"
+#include "hwm.h"
 #include "idgen.h"
 #include "layout.h"
 #include "registry.h"
@@ -45,6 +47,7 @@ idgen_shmem_request(void)
 		prev_shmem_request_hook();
 #endif
 	registry_shmem_request();
+	hwm_shmem_request();
 }
 
 static void
@@ -53,6 +56,7 @@ idgen_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	registry_shmem_startup();
+	hwm_shmem_startup();
 }
 
 static void
@@ -193,7 +197,7 @@ define_runtime_settings(void)
 							"How far the clock may fall behind the newest ID before generating fails.",
 							NULL,
 							&idgen_max_clock_regression_ms,
-							5000, 0, 3600000,
+							10000, 0, 3600000,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 }
@@ -220,6 +224,7 @@ _PG_init(void)
 #endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = idgen_shmem_startup;
+	hwm_register();
 }
 
 static void
@@ -251,4 +256,10 @@ idgen_require_generator(void)
 				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server.")));
 	if (bad_setting != NULL)
 		report_bad_setting();
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot generate idgen IDs during recovery"),
+				 errdetail("A standby shares its primary's idgen.node_id, so IDs it made could repeat the primary's."),
+				 errhint("Generate IDs on the primary.")));
 }

@@ -1,0 +1,86 @@
+# The clock steps back while running, and bursts outrun the clock: IDs stay
+# unique and increasing, a step back beyond the bound is refused with a
+# clear error, and bursts borrow at most idgen.max_lead_ms ahead.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('clock');
+$node->init;
+$node->append_conf('postgresql.conf', qq(
+shared_preload_libraries = 'idgen'
+idgen.node_id = 2
+));
+$node->start;
+$node->safe_psql('postgres', q(
+	CREATE EXTENSION idgen;
+	CREATE TABLE ids (step int, n int, id bigint PRIMARY KEY);
+));
+
+my $session = $node->background_psql('postgres', on_error_stop => 0);
+$session->query_safe(q(
+	INSERT INTO ids SELECT 1, n, idgen_next() FROM generate_series(1, 20000) n));
+
+# Step back 3 s, within idgen.max_clock_regression_ms (10 s).  Enough IDs to
+# fill the newest millisecond many times over, so the sequence must move on
+# to later milliseconds rather than restart in an old one.
+$session->query_safe(q(
+	SET idgen.clock_offset_ms = -3000;
+	INSERT INTO ids SELECT 2, n, idgen_next() FROM generate_series(1, 50000) n));
+is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM ids'),
+	'70000|70000', 'no repeat after the clock stepped back 3 s');
+is($node->safe_psql('postgres', q(
+	SELECT count(*) FROM (SELECT id, lag(id) OVER (ORDER BY step, n) AS prev FROM ids) s
+	WHERE id <= prev)), '0', 'IDs kept increasing across the step back');
+is($session->query_safe(q(
+	SELECT clock_behind, clock_regressions FROM idgen_workers WHERE pid = pg_backend_pid())),
+	't|1', 'the view shows the regression, counted once');
+my $log = slurp_file($node->logfile);
+my @incidents = ($log =~ /idgen: system clock is \d+ ms behind the time of the newest ID/g);
+is(scalar(@incidents), 1, 'the incident is logged once, not per ID');
+
+# Beyond the bound: refused, and nothing is issued.
+$session->query_safe('SET idgen.clock_offset_ms = -20000');
+$session->query('SELECT idgen_next()');
+my $err = $session->{stderr};
+$session->{stderr} = '';
+like($err, qr/system clock is \d+ ms behind the time of the newest idgen ID/,
+	'a 20 s step back is refused');
+like($err, qr/idgen.max_clock_regression_ms allows the clock to fall behind by at most 10000 ms/,
+	'the detail names the bound');
+like($err, qr/HINT:  Check the server's time synchronization/, 'the hint says what to check');
+is($session->query_safe(q(
+	SELECT ids_issued FROM idgen_workers WHERE pid = pg_backend_pid())),
+	'70000', 'the refused call issued nothing');
+
+# The clock comes back: generation resumes where it left off.
+$session->query_safe(q(
+	RESET idgen.clock_offset_ms;
+	INSERT INTO ids SELECT 3, n, idgen_next() FROM generate_series(1, 10000) n));
+is($node->safe_psql('postgres', 'SELECT count(DISTINCT id), max(step) FROM ids'),
+	'80000|3', 'generation resumes once the clock is back');
+$session->quit;
+
+# Bursts: with a 50 ms lead, a burst of 3M IDs must wait for the clock
+# rather than run further ahead.
+$node->append_conf('postgresql.conf', 'idgen.max_lead_ms = 50');
+$node->reload;
+my $lead = $node->safe_psql('postgres', q(
+	SELECT (idgen_decode(max(idgen_next()))).ts <= clock_timestamp() + interval '51 ms'
+	FROM generate_series(1, 3000000);
+	SELECT clock_waits > 0, lead_ms <= 50 FROM idgen_workers WHERE pid = pg_backend_pid();
+));
+is($lead, "t\nt|t", 'a burst past the lead waits, never more than 50 ms ahead');
+
+# With the default 1 s lead the same burst runs unthrottled.
+$node->append_conf('postgresql.conf', 'idgen.max_lead_ms = 1000');
+$node->reload;
+is($node->safe_psql('postgres', q(
+	SELECT count(DISTINCT idgen_next()) FROM generate_series(1, 2000000);
+	SELECT clock_waits, lead_ms > 0 FROM idgen_workers WHERE pid = pg_backend_pid();
+)), "2000000\n0|t", '2M IDs in one statement borrow ahead without waiting');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,49 @@
+# A streaming standby promoted to primary, with the same node id and a clock
+# 1 s behind the old primary's, must not repeat the old primary's IDs.  The
+# high-water mark travels in WAL, so the standby resumes above it.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', qq(
+shared_preload_libraries = 'idgen'
+idgen.node_id = 5
+));
+$primary->start;
+$primary->safe_psql('postgres', q(
+	CREATE EXTENSION idgen;
+	CREATE TABLE ids (era int, id bigint PRIMARY KEY);
+));
+$primary->backup('base');
+
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->append_conf('postgresql.conf', 'idgen.clock_offset_ms = -1000');
+$standby->start;
+
+# The primary borrows ahead of its clock, after the base backup was taken.
+$primary->safe_psql('postgres',
+	'INSERT INTO ids SELECT 1, idgen_next() FROM generate_series(1, 1500000)');
+$primary->wait_for_catchup($standby);
+
+my ($ret, $out, $err) = $standby->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/cannot generate idgen IDs during recovery/, 'a standby refuses to generate');
+
+# The old primary dies; the standby takes over.
+$primary->stop('immediate');
+$standby->promote;
+$standby->safe_psql('postgres',
+	'INSERT INTO ids SELECT 2, idgen_next() FROM generate_series(1, 100000)');
+
+is($standby->safe_psql('postgres', q(
+	SELECT min(id) FILTER (WHERE era = 2) > max(id) FILTER (WHERE era = 1),
+	       count(*) = count(DISTINCT id),
+	       min((idgen_decode(id)).node_id) = 5 AND max((idgen_decode(id)).node_id) = 5
+	FROM ids)), 't|t|t', 'the promoted standby resumes above every ID of the old primary');
+
+$standby->stop;
+done_testing();

@@ -1,0 +1,43 @@
+# Slot reuse at high churn: 8 clients connect, generate and disconnect in a
+# loop for 20 s, with fewer dedicated slots than clients so slots change
+# hands constantly and some backends fall back to the shared slot.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('churn');
+$node->init;
+$node->append_conf('postgresql.conf', qq(
+shared_preload_libraries = 'idgen'
+idgen.node_bits = 7
+idgen.node_id = 100
+max_connections = 40
+));
+$node->start;
+$node->safe_psql('postgres', q(
+	CREATE EXTENSION idgen;
+	CREATE TABLE ids (id bigint PRIMARY KEY);
+));
+
+# Any repeat violates the primary key, fails the transaction, and pgbench
+# reports it (and exits non-zero).
+$node->pgbench(
+	'--no-vacuum --connect --client=8 --jobs=2 --time=20',
+	0,
+	[qr{number of failed transactions: 0}],
+	[qr{^$}],
+	'8 clients reconnecting for every transaction for 20 s',
+	{
+		'013_churn' => q(
+			INSERT INTO ids SELECT idgen_next() FROM generate_series(1, 20);
+		)
+	});
+
+my $counts = $node->safe_psql('postgres', q(
+	SELECT count(*) > 10000, count(DISTINCT (idgen_decode(id)).worker_id) > 1 FROM ids));
+is($counts, 't|t', 'many IDs over several worker ids, all unique (primary key)');
+
+$node->stop;
+done_testing();
