@@ -25,4 +25,18 @@
 #define IDGEN_HAVE_CUSTOM_RMGR 1
 #endif
 
+/* PG 17 replaced backend ids with proc numbers; both are unique among live backends. */
+#if PG_VERSION_NUM >= 170000
+#include "storage/procnumber.h"
+#define idgen_backend_number() ((int) MyProcNumber)
+#else
+#include "storage/backendid.h"
+#define idgen_backend_number() ((int) MyBackendId)
+#endif
+
+/* PG 16 added soft input errors; before it they are plain errors. */
+#if PG_VERSION_NUM < 160000
+#define ereturn(context, dummy_value, ...) ereport(ERROR, __VA_ARGS__)
+#endif
+
 #endif							/* IDGEN_COMPAT_H */
