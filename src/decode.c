@@ -15,6 +15,7 @@
 #include "utils/timestamp.h"
 
 #include "clock.h"
+#include "compat.h"
 #include "generator.h"
 #include "idgen.h"
 #include "layout.h"
