@@ -54,6 +54,21 @@ like($err, qr/idgen.epoch is invalid/, 'impossible epoch date refused');
 $err = try_setting("idgen.epoch = 'yesterday'");
 like($err, qr/idgen.epoch is invalid/, 'epoch in another format refused');
 
+# At the limits: all ten bits for the node leave only the shared worker id.
+$err = try_setting("idgen.node_bits = 10\nidgen.node_id = 1023");
+is($err, '', 'node_bits = 10 with node_id = 1023 is valid');
+is($node->safe_psql('postgres', 'SELECT node_id, worker_id FROM idgen_decode(idgen_next())'),
+	'1023|0', 'it generates in the single, shared worker id');
+$err = try_setting("idgen.node_bits = 0\nidgen.node_id = 0");
+is($node->safe_psql('postgres', 'SELECT node_id, worker_id < 1023 FROM idgen_decode(idgen_next())'),
+	'0|t', 'node_bits = 0 numbers 1024 worker ids');
+$err = try_setting("idgen.node_bits = 0\nidgen.node_id = 1");
+like($err, qr/idgen.node_id is 1, but idgen.node_bits = 0 allows node ids from 0 to 0/,
+	'node_bits = 0 leaves only node 0');
+
+$err = try_setting("idgen.epoch = '2100-01-01'");
+like($err, qr/ERROR:  system clock is before idgen.epoch/, 'an epoch in the future is refused at generation');
+
 $err = try_setting("idgen.node_id = '02'\nidgen.epoch = '2020-01-01'");
 is($err, '', 'valid settings generate again');
 
