@@ -1,19 +1,17 @@
 # 4 backends x 250k IDs at once: all unique, each backend strictly increasing.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('concurrent');
-$node->init;
-$node->append_conf('postgresql.conf', qq(
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('concurrent', qq(
 idgen.node_id = 7
 ));
-$node->start;
 $node->safe_psql('postgres', q(
-	CREATE EXTENSION idgen;
 	CREATE UNLOGGED TABLE ids (client int, n int, id bigint);
 ));
 

@@ -4,19 +4,17 @@
 # the slot's newest millisecond, so the second backend starts after it.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('reuse');
-$node->init;
-$node->append_conf('postgresql.conf', qq(
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('reuse', qq(
 idgen.node_id = 1
 ));
-$node->start;
 $node->safe_psql('postgres', q(
-	CREATE EXTENSION idgen;
 	CREATE TABLE ids (backend text, id bigint PRIMARY KEY);
 ));
 

@@ -2,21 +2,19 @@
 # slot under a lock instead of failing, and the view counts them.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('exhausted');
-$node->init;
 # 8 node bits leave 2 worker bits: 3 dedicated slots and the shared one.
-$node->append_conf('postgresql.conf', qq(
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('exhausted', qq(
 idgen.node_bits = 8
 idgen.node_id = 200
 ));
-$node->start;
 $node->safe_psql('postgres', q(
-	CREATE EXTENSION idgen;
 	CREATE UNLOGGED TABLE ids (client int, n int, id bigint);
 ));
 

@@ -2,15 +2,14 @@
 # its default: idgen refuses to generate and names the setting.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('bad_config');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\n");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
+my $node = idgen_node('bad_config');
 
 # Restarts with the given settings in postgresql.auto.conf, and returns
 # idgen_next()'s stderr.

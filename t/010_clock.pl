@@ -3,19 +3,17 @@
 # clear error, and bursts borrow at most idgen.max_lead_ms ahead.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('clock');
-$node->init;
-$node->append_conf('postgresql.conf', qq(
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('clock', qq(
 idgen.node_id = 2
 ));
-$node->start;
 $node->safe_psql('postgres', q(
-	CREATE EXTENSION idgen;
 	CREATE TABLE ids (step int, n int, id bigint PRIMARY KEY);
 ));
 

@@ -3,20 +3,18 @@
 # borrowed ahead and the clock is behind when the server comes back.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf('postgresql.conf', qq(
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('crash', qq(
 idgen.node_id = 4
 restart_after_crash = on
 ));
-$node->start;
 $node->safe_psql('postgres', q(
-	CREATE EXTENSION idgen;
 	CREATE TABLE ids (era int, id bigint PRIMARY KEY);
 ));
 

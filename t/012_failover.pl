@@ -3,19 +3,17 @@
 # high-water mark travels in WAL, so the standby resumes above it.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', qq(
-shared_preload_libraries = 'idgen'
+my $primary = idgen_node('primary', qq(
 idgen.node_id = 5
-));
-$primary->start;
+), allows_streaming => 1);
 $primary->safe_psql('postgres', q(
-	CREATE EXTENSION idgen;
 	CREATE TABLE ids (era int, id bigint PRIMARY KEY);
 ));
 $primary->backup('base');

@@ -3,21 +3,19 @@
 # hands constantly and some backends fall back to the shared slot.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('churn');
-$node->init;
-$node->append_conf('postgresql.conf', qq(
-shared_preload_libraries = 'idgen'
+my $node = idgen_node('churn', qq(
 idgen.node_bits = 7
 idgen.node_id = 100
 max_connections = 40
 ));
-$node->start;
 $node->safe_psql('postgres', q(
-	CREATE EXTENSION idgen;
 	CREATE TABLE ids (id bigint PRIMARY KEY);
 ));
 
