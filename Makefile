@@ -6,18 +6,20 @@ OBJS = \
 	$(WIN32RES) \
 	src/clock.o \
 	src/decode.o \
+	src/encode.o \
 	src/generator.o \
 	src/hwm.o \
 	src/idgen.o \
 	src/layout.o \
 	src/objectid.o \
-	src/registry.o
+	src/registry.o \
+	src/uuidv7.o
 
 EXTENSION = idgen
 DATA = idgen--1.0.sql
 PGFILEDESC = "idgen - unique, time-ordered 64-bit IDs"
 
-REGRESS = next decode guc objectid_io objectid_ops objectid_gen
+REGRESS = next decode guc encode uuidv7 objectid_io objectid_ops objectid_gen
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/idgen.conf
 ISOLATION = concurrent_next
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf

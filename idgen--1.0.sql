@@ -48,6 +48,40 @@ GRANT SELECT ON idgen_workers TO PUBLIC;
 COMMENT ON VIEW idgen_workers IS
 'worker ids held by backends, and the shared worker id used when none is free';
 
+-- Sortable text forms of IDs
+CREATE FUNCTION idgen_encode(id bigint, encoding text DEFAULT 'base32')
+RETURNS text
+AS 'MODULE_PATHNAME', 'idgen_encode'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_encode(bigint, text) IS
+'fixed-width base32 (Crockford) or base62 text of an ID; sorts like the ID under COLLATE "C"';
+
+CREATE FUNCTION idgen_parse(encoded text, encoding text DEFAULT 'base32')
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_parse'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_parse(text, text) IS
+'the ID of a text made by idgen_encode';
+
+-- UUIDv7 for servers without PostgreSQL 18's uuidv7(); backend state, like random().
+CREATE FUNCTION idgen_uuidv7()
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'idgen_uuidv7'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_uuidv7() IS
+'RFC 9562 version 7 UUID, increasing within a backend';
+
+CREATE FUNCTION idgen_uuid_timestamp(uuid)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'idgen_uuid_timestamp'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_uuid_timestamp(uuid) IS
+'millisecond carried by a version 7 UUID; NULL for other versions';
+
 -- objectid: begin
 
 -- MongoDB's 12-byte ObjectId: 4-byte seconds since 1970, 5-byte process

@@ -10,6 +10,7 @@
 extern int	idgen_clock_offset_ms;
 
 extern int64 clock_now_ms(void);
+extern int64 clock_now_ns(void);
 extern TimestampTz clock_ms_to_timestamptz(int64 unix_ms);
 extern int64 clock_timestamptz_to_ms(TimestampTz ts);
 
