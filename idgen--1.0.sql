@@ -311,3 +311,369 @@ COMMENT ON FUNCTION objectid_from_timestamp(timestamptz) IS
 'smallest objectid of the second of the timestamp';
 
 -- objectid: end
+
+-- multinode: begin
+
+-- What tells this server's IDs apart from other servers', to compare
+-- servers: node_id is NULL when idgen is not preloaded (the server cannot
+-- generate); node_bits and epoch must be equal on every server; a primary
+-- and its physical standbys share system_identifier, and started_at tells
+-- two running instances of one cluster apart.
+CREATE FUNCTION idgen_node_info(
+	OUT node_id int, OUT node_bits int, OUT epoch date,
+	OUT system_identifier bigint, OUT in_recovery bool, OUT started_at timestamptz)
+RETURNS record
+LANGUAGE sql VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT (SELECT s.setting::int FROM pg_settings s
+		WHERE s.name = 'idgen.node_id' AND s.context = 'postmaster'),
+	   (SELECT s.setting::int FROM pg_settings s
+		WHERE s.name = 'idgen.node_bits' AND s.context = 'postmaster'),
+	   (SELECT s.setting::date FROM pg_settings s
+		WHERE s.name = 'idgen.epoch' AND s.context = 'postmaster'),
+	   c.system_identifier, pg_is_in_recovery(), pg_postmaster_start_time()
+FROM pg_control_system() c
+$$;
+
+COMMENT ON FUNCTION idgen_node_info() IS
+'this server''s idgen node id and layout, and what identifies the server';
+
+-- Connects to every listed server through dblink and flags what can make
+-- two of them issue the same ID: a node id used twice, a different layout,
+-- a server that cannot generate or cannot be reached.  dblink is not a
+-- dependency of idgen: only this function needs it, so it looks for it when
+-- called.
+CREATE FUNCTION idgen_check_nodes(conninfos text[],
+	OUT conninfo text, OUT node_id int, OUT node_bits int, OUT epoch date,
+	OUT system_identifier bigint, OUT in_recovery bool, OUT problem text)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	-- The same values as idgen_node_info(), from servers that need not have
+	-- the extension created; the start time goes as a number, so that no
+	-- DateStyle can change it on the way.
+	remote_query constant text := $q$
+		SELECT (SELECT s.setting FROM pg_catalog.pg_settings s
+				WHERE s.name = 'idgen.node_id' AND s.context = 'postmaster'),
+			   (SELECT s.setting FROM pg_catalog.pg_settings s
+				WHERE s.name = 'idgen.node_bits' AND s.context = 'postmaster'),
+			   (SELECT s.setting FROM pg_catalog.pg_settings s
+				WHERE s.name = 'idgen.epoch' AND s.context = 'postmaster'),
+			   c.system_identifier, pg_catalog.pg_is_in_recovery(),
+			   EXTRACT(epoch FROM pg_catalog.pg_postmaster_start_time())
+		FROM pg_catalog.pg_control_system() c$q$;
+	dblink_schema name;
+	n int := coalesce(array_length(conninfos, 1), 0);
+	nodes int[];
+	bits int[];
+	epochs date[];
+	sysids bigint[];
+	standby bool[];
+	started numeric[];
+	problems text[];
+	usable bool[];			-- reached, preloaded, not listed before
+	ref int;				-- the first usable server: the reference layout
+	r record;
+	msg text;
+	detail text;
+	clash text;
+	reason text;
+BEGIN
+	SELECT ns.nspname INTO dblink_schema
+	FROM pg_extension e JOIN pg_namespace ns ON ns.oid = e.extnamespace
+	WHERE e.extname = 'dblink';
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'idgen_check_nodes requires the extension "dblink"'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'The function connects to each listed server through dblink.',
+				  HINT = 'Run CREATE EXTENSION dblink in this database, then call the function again.';
+	END IF;
+
+	FOR i IN 1 .. n LOOP
+		usable[i] := false;
+		BEGIN
+			EXECUTE format('SELECT * FROM %I.dblink($1, $2) AS t(node_id int, node_bits int, '
+						   'epoch date, system_identifier bigint, in_recovery bool, started numeric)',
+						   dblink_schema)
+				INTO STRICT r USING conninfos[i], remote_query;
+			nodes[i] := r.node_id;
+			bits[i] := r.node_bits;
+			epochs[i] := r.epoch;
+			sysids[i] := r.system_identifier;
+			standby[i] := r.in_recovery;
+			started[i] := r.started;
+			IF r.node_id IS NULL THEN
+				problems[i] := 'idgen is not loaded via shared_preload_libraries, so this server cannot generate IDs';
+			ELSE
+				usable[i] := true;
+			END IF;
+		EXCEPTION WHEN OTHERS THEN
+			GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+			problems[i] := 'could not check this server: ' || msg ||
+				coalesce(': ' || nullif(split_part(detail, E'\n', 1), ''), '');
+		END;
+	END LOOP;
+
+	-- A server listed more than once is checked only the first time.
+	FOR i IN 1 .. n LOOP
+		CONTINUE WHEN sysids[i] IS NULL;
+		FOR j IN 1 .. i - 1 LOOP
+			IF sysids[j] = sysids[i] AND started[j] = started[i] THEN
+				problems[i] := format('same server as %s', conninfos[j]);
+				usable[i] := false;
+				EXIT;
+			END IF;
+		END LOOP;
+	END LOOP;
+
+	FOR i IN 1 .. n LOOP
+		CONTINUE WHEN NOT usable[i];
+		ref := coalesce(ref, i);
+		IF bits[i] <> bits[ref] THEN
+			problems[i] := concat_ws('; ', problems[i],
+				format('idgen.node_bits is %s, but %s on %s', bits[i], bits[ref], conninfos[ref]));
+		END IF;
+		IF epochs[i] <> epochs[ref] THEN
+			problems[i] := concat_ws('; ', problems[i],
+				format('idgen.epoch is %s, but %s on %s',
+					   to_char(epochs[i], 'YYYY-MM-DD'), to_char(epochs[ref], 'YYYY-MM-DD'),
+					   conninfos[ref]));
+		END IF;
+		-- A standby may share the node id of its own cluster's primary: it
+		-- cannot generate, and when promoted it resumes above the mark its
+		-- primary logged in WAL.  Anything else sharing a node id clashes.
+		clash := NULL;
+		FOR j IN 1 .. n LOOP
+			CONTINUE WHEN j = i OR NOT usable[j] OR nodes[j] <> nodes[i];
+			CONTINUE WHEN sysids[j] = sysids[i] AND (standby[i] OR standby[j]);
+			IF sysids[j] = sysids[i] THEN
+				reason := ' (a copy of the same cluster: a clone that kept its node id, or a second primary after failover)';
+			ELSIF standby[i] OR standby[j] THEN
+				reason := ' (the clash begins when the standby is promoted)';
+			ELSE
+				reason := '';
+			END IF;
+			clash := concat_ws(', ', clash, conninfos[j] || reason);
+		END LOOP;
+		IF clash IS NOT NULL THEN
+			problems[i] := concat_ws('; ', problems[i],
+				format('node id %s is also used by %s', nodes[i], clash));
+		END IF;
+	END LOOP;
+
+	FOR i IN 1 .. n LOOP
+		conninfo := conninfos[i];
+		node_id := nodes[i];
+		node_bits := bits[i];
+		epoch := epochs[i];
+		system_identifier := sysids[i];
+		in_recovery := standby[i];
+		problem := problems[i];
+		RETURN NEXT;
+	END LOOP;
+END
+$$;
+
+COMMENT ON FUNCTION idgen_check_nodes(text[]) IS
+'idgen node id and layout of each listed server (through dblink), with what could make two of them issue the same ID';
+
+-- Switches an integer key column from a sequence (serial, IDENTITY or a
+-- nextval() default) to idgen_next(), in one transaction: the column and,
+-- with widen, every column that references it by foreign key become bigint;
+-- the sequence owned by the column is dropped.  Existing values must be
+-- below the IDs idgen makes from now on, so no new ID can equal one.  Only
+-- the resulting table definitions matter to pg_dump.
+CREATE FUNCTION idgen_adopt(tbl regclass, col name, widen boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	idgen_schema name;
+	generator text;
+	att pg_attribute;
+	relkind "char";
+	def_oid oid;
+	def text;
+	seq regclass;
+	seq_name text;
+	seq_owned bool := false;
+	already bool := false;
+	largest bigint;
+	margin_ms int;
+	floor_id bigint;
+	narrow text;
+	ref_rels oid[];
+	ref_atts int2[];
+	ref_cons name[];
+	rel regclass;
+	clauses text;
+	cols text;
+BEGIN
+	SELECT ns.nspname INTO STRICT idgen_schema
+	FROM pg_extension e JOIN pg_namespace ns ON ns.oid = e.extnamespace
+	WHERE e.extname = 'idgen';
+	generator := format('%I.idgen_next()', idgen_schema);
+
+	SELECT c.relkind INTO relkind FROM pg_class c WHERE c.oid = tbl;
+	IF relkind NOT IN ('r', 'p') THEN
+		RAISE EXCEPTION '"%" is not a table', tbl
+			USING ERRCODE = 'wrong_object_type';
+	END IF;
+	-- Nothing may insert between the check of existing values and the switch.
+	EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+
+	SELECT * INTO att FROM pg_attribute a
+	WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'column "%" of relation "%" does not exist', col, tbl
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	IF att.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype) THEN
+		RAISE EXCEPTION 'column "%" of table "%" is of type %, not an integer type', col, tbl,
+				format_type(att.atttypid, att.atttypmod)
+			USING ERRCODE = 'datatype_mismatch',
+				  DETAIL = 'idgen IDs are bigint values.';
+	END IF;
+	IF att.attgenerated <> '' THEN
+		RAISE EXCEPTION 'column "%" of table "%" is a generated column', col, tbl
+			USING ERRCODE = 'wrong_object_type';
+	END IF;
+
+	-- What fills the column now.
+	SELECT d.oid, pg_get_expr(d.adbin, d.adrelid) INTO def_oid, def
+	FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = att.attnum;
+	IF att.attidentity <> '' THEN
+		SELECT dep.objid::regclass INTO seq FROM pg_depend dep
+		WHERE dep.classid = 'pg_class'::regclass AND dep.refclassid = 'pg_class'::regclass
+		  AND dep.refobjid = tbl AND dep.refobjsubid = att.attnum AND dep.deptype = 'i';
+	ELSIF def = generator THEN
+		already := true;
+	ELSIF def IS NOT NULL THEN
+		SELECT dep.refobjid::regclass INTO seq FROM pg_depend dep
+		JOIN pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
+		WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = def_oid
+		  AND dep.refclassid = 'pg_class'::regclass;
+		IF seq IS NULL OR def <> format('nextval(%L::regclass)', seq::text) THEN
+			RAISE EXCEPTION 'column "%" of table "%" has a default that is not a sequence', col, tbl
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = format('The default is %s.', def),
+					  HINT = 'idgen_adopt replaces only nextval(''sequence'') defaults. Drop the default first if idgen_next() should replace it.';
+		END IF;
+		seq_owned := EXISTS (
+			SELECT FROM pg_depend dep
+			WHERE dep.classid = 'pg_class'::regclass AND dep.objid = seq
+			  AND dep.refclassid = 'pg_class'::regclass AND dep.refobjid = tbl
+			  AND dep.refobjsubid = att.attnum AND dep.deptype = 'a');
+	END IF;
+
+	seq_name := seq::text;
+
+	-- Columns that will hold the new IDs: this one and, transitively, those
+	-- that reference it by foreign key (partitions follow their parent).
+	WITH RECURSIVE refs(relid, attnum, conname) AS (
+		SELECT tbl::oid, att.attnum, NULL::name
+		UNION
+		SELECT c.conrelid, c.conkey[k], c.conname
+		FROM refs
+		JOIN pg_constraint c ON c.confrelid = refs.relid AND c.contype = 'f' AND c.conparentid = 0
+		CROSS JOIN LATERAL generate_subscripts(c.confkey, 1) k
+		WHERE c.confkey[k] = refs.attnum)
+	SELECT array_agg(relid), array_agg(attnum), array_agg(conname)
+	INTO ref_rels, ref_atts, ref_cons
+	FROM refs;
+
+	SELECT string_agg(format('%s.%I (%s)', a.attrelid::regclass, a.attname,
+							 format_type(a.atttypid, a.atttypmod)), ', '
+					  ORDER BY a.attrelid <> tbl, a.attrelid::regclass::text, a.attnum)
+	INTO narrow
+	FROM (SELECT DISTINCT relid, attnum FROM unnest(ref_rels, ref_atts) u(relid, attnum)) rc
+	JOIN pg_attribute a ON a.attrelid = rc.relid AND a.attnum = rc.attnum
+	WHERE a.atttypid <> 'int8'::regtype;
+	IF narrow IS NOT NULL AND NOT widen THEN
+		RAISE EXCEPTION 'columns too narrow for idgen IDs: %', narrow
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'idgen IDs need bigint, in the column and in every column that references it.',
+				  HINT = 'Call idgen_adopt with widen => true to change these columns to bigint.';
+	END IF;
+
+	-- Refuse before changing anything if this server cannot generate: the
+	-- new default would fail every insert.
+	EXECUTE format('SELECT %I.idgen_next()', idgen_schema);
+
+	IF NOT already THEN
+		-- Every ID made from now on is at least the smallest ID of the
+		-- current millisecond, less the time idgen lets the clock step back.
+		SELECT coalesce(max(s.setting::int), 10000) INTO margin_ms
+		FROM pg_settings s WHERE s.name = 'idgen.max_clock_regression_ms';
+		EXECUTE format('SELECT %I.idgen_from_timestamp($1)', idgen_schema)
+			INTO floor_id USING clock_timestamp() - make_interval(secs => margin_ms / 1000.0);
+		EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO largest;
+		IF largest >= floor_id THEN
+			RAISE EXCEPTION 'values of column "%" of table "%" reach the range of idgen IDs', col, tbl
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = format('The largest value is %s; idgen IDs made from now on can be as small as %s, so a new ID could equal an existing value.',
+									  largest, floor_id),
+					  HINT = 'Renumber the existing values below that, or keep the column''s current default.';
+		END IF;
+		RETURN NEXT CASE WHEN largest IS NULL
+			THEN format('%s.%I holds no values yet', tbl, col)
+			ELSE format('largest existing value of %s.%I, %s, is below every ID idgen makes from now on', tbl, col, largest)
+		END;
+	END IF;
+
+	IF att.attidentity <> '' THEN
+		EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+		RETURN NEXT format('dropped identity of %s.%I, with its sequence %s', tbl, col, seq_name);
+	ELSIF def IS NOT NULL AND NOT already THEN
+		EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+		RETURN NEXT format('dropped default %s of %s.%I', def, tbl, col);
+	END IF;
+
+	-- One ALTER TABLE per table, so that each is rewritten once.
+	FOR rel, clauses, cols IN
+		SELECT rc.relid::regclass,
+			   string_agg(format('ALTER COLUMN %I TYPE bigint', a.attname), ', ' ORDER BY a.attnum),
+			   string_agg(format('%I', a.attname) || coalesce(' (foreign key ' || quote_ident(rc.conname) || ')', ''),
+						  ', ' ORDER BY a.attnum)
+		FROM (SELECT relid, attnum, min(conname) AS conname
+			  FROM unnest(ref_rels, ref_atts, ref_cons) u(relid, attnum, conname)
+			  GROUP BY relid, attnum) rc
+		JOIN pg_attribute a ON a.attrelid = rc.relid AND a.attnum = rc.attnum
+		WHERE a.atttypid <> 'int8'::regtype
+		GROUP BY rc.relid
+		ORDER BY rc.relid <> tbl, rc.relid::regclass::text
+	LOOP
+		EXECUTE format('ALTER TABLE %s %s', rel, clauses);
+		RETURN NEXT format('changed %s to bigint in %s', cols, rel);
+	END LOOP;
+
+	IF seq IS NOT NULL AND att.attidentity = '' THEN
+		IF NOT seq_owned THEN
+			RETURN NEXT format('kept sequence %s: it does not belong to %s.%I', seq_name, tbl, col);
+		ELSE
+			BEGIN
+				EXECUTE format('DROP SEQUENCE %s', seq);
+				RETURN NEXT format('dropped sequence %s', seq_name);
+			EXCEPTION WHEN dependent_objects_still_exist THEN
+				RETURN NEXT format('kept sequence %s: other objects use it', seq_name);
+			END;
+		END IF;
+	END IF;
+
+	IF already THEN
+		RETURN NEXT format('%s.%I already defaults to %s', tbl, col, generator);
+	ELSE
+		EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, generator);
+		RETURN NEXT format('set default of %s.%I to %s', tbl, col, generator);
+	END IF;
+END
+$$;
+
+COMMENT ON FUNCTION idgen_adopt(regclass, name, boolean) IS
+'switch an integer key column from its sequence to DEFAULT idgen_next(), widening it and its referencing columns to bigint on request';
+
+-- multinode: end

@@ -1,0 +1,41 @@
+-- idgen_node_info() and idgen_check_nodes(): comparing servers
+-- runs alone too: create the extension unless an earlier test did
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
+\set SHOW_CONTEXT never
+
+-- test/idgen.conf sets node id 3 and keeps the default layout.
+SELECT node_id, node_bits, epoch, system_identifier > 0 AS has_sysid,
+       system_identifier = (SELECT system_identifier FROM pg_control_system()) AS sysid_matches,
+       in_recovery, started_at = pg_postmaster_start_time() AS started_matches
+FROM idgen_node_info();
+
+-- dblink is a prerequisite of the check, not of the extension.
+SELECT * FROM idgen_check_nodes(ARRAY['dbname=contrib_regression']);
+
+CREATE EXTENSION dblink;
+
+-- pg_regress points libpq at the temporary instance, so a conninfo naming
+-- only a database reaches this server.  Listed twice, it is checked once;
+-- an unreachable server is reported, not fatal.
+SELECT conninfo, node_id, node_bits, epoch, in_recovery, problem
+FROM idgen_check_nodes(ARRAY['dbname=contrib_regression', 'dbname=postgres',
+                             'host=/nonexistent port=1']);
+
+-- The remote values are those of idgen_node_info().
+SELECT (c.node_id, c.node_bits, c.epoch, c.system_identifier, c.in_recovery)
+       = (i.node_id, i.node_bits, i.epoch, i.system_identifier, i.in_recovery) AS same
+FROM idgen_check_nodes(ARRAY['dbname=contrib_regression']) c, idgen_node_info() i;
+
+-- No servers, no rows; NULL, no rows.
+SELECT count(*) FROM idgen_check_nodes('{}');
+SELECT count(*) FROM idgen_check_nodes(NULL);
+
+-- dblink in another schema, not on the search path, is still found.
+DROP EXTENSION dblink;
+CREATE SCHEMA elsewhere;
+CREATE EXTENSION dblink SCHEMA elsewhere;
+SELECT conninfo, node_id, problem FROM idgen_check_nodes(ARRAY['dbname=contrib_regression']);
+DROP EXTENSION dblink;
+DROP SCHEMA elsewhere;
