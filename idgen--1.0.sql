@@ -3,11 +3,12 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION idgen" to load this file. \quit
 
--- Generation changes backend state, like nextval(): volatile and parallel unsafe.
+-- Generation changes backend state: volatile, and run by the leader only of a
+-- parallel query (parallel workers would each claim a worker id).
 CREATE FUNCTION idgen_next()
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'idgen_next'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION idgen_next() IS
 'next unique, time-ordered 64-bit ID of this server''s node';
@@ -37,7 +38,7 @@ CREATE FUNCTION idgen_workers(
 	OUT clock_regressions bigint, OUT clock_waits bigint, OUT clock_behind bool)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'idgen_workers'
-LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 CREATE VIEW idgen_workers AS SELECT * FROM idgen_workers();
 

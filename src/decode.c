@@ -120,7 +120,7 @@ idgen_workers(PG_FUNCTION_ARGS)
 	bool		privileged = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 	int			shared = -1;
 
-	idgen_require_generator();
+	idgen_require_registry();
 	InitMaterializedSRF(fcinfo, 0);
 	shared = registry_shared_index();
 	for (int i = 0; i < registry_slot_count(); i++)

@@ -21,7 +21,8 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
-#include "port/pg_bitutils.h"
+#include "pgstat.h"
+#include "storage/latch.h"
 
 #include "clock.h"
 #include "generator.h"
@@ -144,26 +145,25 @@ generator_clock_behind(GenState *st, int64 now)
 }
 
 /*
- * Sleeps until the clock reaches target_ms, so borrowing stays within bounds.
- * A clock too far behind is refused instead: no unbounded sleep.
+ * Sleeps until the clock reaches target_ms, holding no lock, so borrowing
+ * stays within bounds.  A clock too far behind is refused instead: no
+ * unbounded sleep.
  */
 static void
-generator_wait_for_clock(GenState *st, int64 target_ms)
+generator_sleep_until(int64 target_ms)
 {
-	st->waits++;
 	for (;;)
 	{
 		int64		now = clock_now_ms();
 
 		if (now >= target_ms)
-		{
-			st->clock_high = Max(st->clock_high, now);
 			return;
-		}
 		if (target_ms - now > idgen_max_clock_regression_ms)
 			generator_refuse_clock(target_ms - now);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(target_ms - now, 10), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
-		pg_usleep(Min(target_ms - now, 10) * 1000L);
 	}
 }
 
@@ -199,15 +199,19 @@ generator_start_ms(GenState *st, int64 ms)
 	st->seq = next_random() % SEQ_START_SPAN;
 }
 
-static int64
-generator_step(GenState *st)
+/*
+ * Makes the next ID of st into *id.  When that needs the clock to move on
+ * first, it changes nothing that matters, sets *wait_until and returns
+ * false: the caller sleeps, holding no lock, and tries again.
+ */
+static inline bool
+generator_try_step(GenState *st, int64 now, int64 *id, int64 *wait_until)
 {
-	int64		now = clock_now_ms();
-
 	if (likely(now >= st->clock_high))
 	{
 		st->clock_high = now;
-		st->clock_behind = false;
+		if (unlikely(st->clock_behind))
+			st->clock_behind = false;
 	}
 	else
 		generator_clock_behind(st, now);
@@ -222,44 +226,67 @@ generator_step(GenState *st)
 		int64		next = st->last_ms + 1;
 
 		if (next > st->clock_high + idgen_max_lead_ms)
-			generator_wait_for_clock(st, next - idgen_max_lead_ms);
+		{
+			st->waits++;
+			*wait_until = next - idgen_max_lead_ms;
+			return false;
+		}
 		generator_start_ms(st, next);
 	}
 	st->issued++;
-	return st->ms_base | st->seq;
+	*id = st->ms_base | st->seq;
+	return true;
 }
 
 static int64
+generator_next_dedicated(void)
+{
+	int64		id;
+	int64		wait_until;
+
+	while (!generator_try_step(my_gen, clock_now_ms(), &id, &wait_until))
+		generator_sleep_until(wait_until);
+	return id;
+}
+
+/* The clock is read under the lock: another holder may have just moved on. */
+static int64
 generator_next_shared(void)
 {
-	GenState   *st;
 	int64		id;
-	int64		now = clock_now_ms();
+	int64		wait_until;
 
-	if (now - last_claim_attempt_ms >= RECLAIM_INTERVAL_MS)
+	if (clock_now_ms() - last_claim_attempt_ms >= RECLAIM_INTERVAL_MS)
 	{
-		last_claim_attempt_ms = now;
+		last_claim_attempt_ms = clock_now_ms();
 		generator_claim();
 		if (my_gen != NULL)
-			return generator_step(my_gen);
+			return generator_next_dedicated();
 	}
-	st = registry_lock_shared_slot();
-	generator_apply_floor(st);
-	id = generator_step(st);
-	registry_unlock_shared_slot();
-	return id;
+	for (;;)
+	{
+		GenState   *st = registry_lock_shared_slot();
+		bool		done;
+
+		generator_apply_floor(st);
+		done = generator_try_step(st, clock_now_ms(), &id, &wait_until);
+		registry_unlock_shared_slot();
+		if (done)
+			return id;
+		generator_sleep_until(wait_until);
+	}
 }
 
 Datum
 idgen_next(PG_FUNCTION_ARGS)
 {
 	if (likely(my_gen != NULL))
-		PG_RETURN_INT64(generator_step(my_gen));
+		PG_RETURN_INT64(generator_next_dedicated());
 	if (!my_attached)
 	{
 		generator_attach();
 		if (my_gen != NULL)
-			PG_RETURN_INT64(generator_step(my_gen));
+			PG_RETURN_INT64(generator_next_dedicated());
 	}
 	PG_RETURN_INT64(generator_next_shared());
 }

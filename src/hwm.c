@@ -6,7 +6,10 @@
  * Every millisecond idgen has used is below the mark, and the mark is durable
  * before any millisecond below it is used: it is written to the file
  * idgen_hwm in the data directory (fsynced, renamed into place) and logged in
- * WAL through a custom resource manager.  After a crash or restart the file
+ * WAL through a custom resource manager, flushed.  Both hold it in
+ * milliseconds since idgen.epoch, the unit of the IDs' time field, so a
+ * server restarted or promoted with another epoch still resumes above every
+ * time field used before.  After a crash or restart the file
  * gives the floor where generation resumes, whatever the clock says; a
  * standby replays the WAL records, so when it is promoted it resumes above
  * every ID the old primary made before the WAL it received.
@@ -43,6 +46,7 @@
 #include "compat.h"
 #include "generator.h"
 #include "hwm.h"
+#include "layout.h"
 
 #define HWM_FILE		"idgen_hwm"
 #define HWM_TMP_FILE	"idgen_hwm.tmp"
@@ -82,7 +86,7 @@ hwm_shmem_request(void)
 	RequestNamedLWLockTranche("idgen mark", 1);
 }
 
-/* Reads the mark from the file: 0 when there is none yet, -1 when unreadable. */
+/* Reads the mark (since the epoch) from the file: 0 when there is none, -1 when unreadable. */
 static int64
 hwm_read_file(void)
 {
@@ -93,7 +97,14 @@ hwm_read_file(void)
 	int			fd = open(HWM_FILE, O_RDONLY | PG_BINARY, 0);
 
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
+	{
+		if (errno != ENOENT)
+			return -1;
+		ereport(LOG,
+				(errmsg("idgen: no high-water mark file \"%s\"; IDs start from the clock", HWM_FILE),
+				 errdetail("This is expected on a new cluster. After pg_upgrade or a restore, copy the file from the old data directory.")));
+		return 0;
+	}
 	len = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (len <= 0)
@@ -125,7 +136,7 @@ hwm_shmem_startup(void)
 			ereport(LOG,
 					(errmsg("idgen: could not read \"%s\"; generating IDs is refused",
 							HWM_FILE)));
-		hwm->floor = Max(mark, 0);
+		hwm->floor = Max(mark, 0) + layout_default()->epoch_ms;
 		pg_atomic_init_u64(&hwm->mark, (uint64) hwm->floor);
 		pg_atomic_init_u64(&hwm->requested, 0);
 	}
@@ -137,13 +148,15 @@ static void
 hwm_write_file(int64 mark)
 {
 	char		buf[64];
-	int			len = snprintf(buf, sizeof(buf), "%lld\n", (long long) mark);
+	int			len = snprintf(buf, sizeof(buf), "%lld\n",
+							   (long long) (mark - layout_default()->epoch_ms));
 	int			fd = OpenTransientFile(HWM_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 
 	if (fd < 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not create file \"%s\": %m", HWM_TMP_FILE)));
+	errno = 0;
 	if (write(fd, buf, len) != len || pg_fsync(fd) != 0)
 	{
 		int			save_errno = errno ? errno : ENOSPC;
@@ -174,9 +187,13 @@ hwm_raise_locked(int64 ms)
 	mark = Max(ms, clock_now_ms()) + idgen_max_lead_ms + HWM_STEP_MS;
 	hwm_write_file(mark);
 #ifdef IDGEN_HAVE_CUSTOM_RMGR
-	XLogBeginInsert();
-	XLogRegisterData((char *) &mark, sizeof(mark));
-	(void) XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK);
+	{
+		int64		since_epoch = mark - layout_default()->epoch_ms;
+
+		XLogBeginInsert();
+		XLogRegisterData((char *) &since_epoch, sizeof(since_epoch));
+		XLogFlush(XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK));
+	}
 #endif
 	pg_atomic_write_u64(&hwm->mark, (uint64) mark);
 }
@@ -205,6 +222,7 @@ hwm_reserve(int64 ms)
 {
 	int64		mark = (int64) pg_atomic_read_u64(&hwm->mark);
 	uint64		requested;
+	Latch	   *writer;
 
 	if (likely(ms + HWM_STEP_MS / 2 < mark))
 		return;
@@ -223,8 +241,9 @@ hwm_reserve(int64 ms)
 	while (requested < (uint64) ms &&
 		   !pg_atomic_compare_exchange_u64(&hwm->requested, &requested, (uint64) ms))
 		;
-	if (hwm->writer_latch != NULL)
-		SetLatch(hwm->writer_latch);
+	writer = hwm->writer_latch;	/* read once: the writer may be exiting */
+	if (writer != NULL)
+		SetLatch(writer);
 }
 
 static void
@@ -272,6 +291,7 @@ hwm_redo(XLogReaderState *record)
 	int64		mark;
 
 	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
+	mark += layout_default()->epoch_ms;
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
 	if (mark > (int64) pg_atomic_read_u64(&hwm->mark))
 	{
@@ -288,7 +308,7 @@ hwm_desc(StringInfo buf, XLogReaderState *record)
 	int64		mark;
 
 	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
-	appendStringInfo(buf, "mark %lld", (long long) mark);
+	appendStringInfo(buf, "mark %lld ms after the epoch", (long long) mark);
 }
 
 static const char *

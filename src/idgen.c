@@ -16,6 +16,7 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 
 #include "clock.h"
 #include "compat.h"
@@ -64,8 +65,9 @@ note_bad_setting(const char *name, char *detail, bool affects_layout)
 {
 	if (bad_setting != NULL)
 		return;
+	/* Backends outlive the context this runs in (the postmaster's, or a query's). */
 	bad_setting = name;
-	bad_setting_detail = detail;
+	bad_setting_detail = MemoryContextStrdup(TopMemoryContext, detail);
 	bad_setting_affects_layout = affects_layout;
 	ereport(WARNING,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -132,6 +134,11 @@ define_postmaster_settings(void)
 	check_configured_value("idgen.node_bits", node_bits, true);
 	check_configured_value("idgen.epoch", epoch, true);
 	check_configured_value("idgen.node_id", node_id, false);
+	/* A default node id is how two servers end up sharing one. */
+	if (node_id == NULL)
+		note_bad_setting("idgen.node_id",
+						 pstrdup("idgen.node_id is not set. Every server that generates IDs needs a node id of its own, so idgen does not assume one."),
+						 false);
 	if (idgen_node_id > LAYOUT_MASK(idgen_node_bits_setting))
 		note_bad_setting("idgen.node_id",
 						 psprintf("idgen.node_id is %d, but idgen.node_bits = %d allows node ids from 0 to %lld.",
@@ -245,15 +252,22 @@ idgen_require_layout(void)
 		report_bad_setting();
 }
 
-/* Generating needs shared memory and every setting valid. */
+/* Reading the registry needs only the shared memory of a preloaded idgen. */
 void
-idgen_require_generator(void)
+idgen_require_registry(void)
 {
 	if (!registry_available())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen must be loaded via shared_preload_libraries"),
 				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+/* Generating needs shared memory and every setting valid. */
+void
+idgen_require_generator(void)
+{
+	idgen_require_registry();
 	if (bad_setting != NULL)
 		report_bad_setting();
 	if (RecoveryInProgress())

@@ -6,6 +6,7 @@
 #define IDGEN_IDGEN_H
 
 extern void idgen_require_layout(void);
+extern void idgen_require_registry(void);
 extern void idgen_require_generator(void);
 
 #endif							/* IDGEN_IDGEN_H */

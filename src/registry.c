@@ -18,12 +18,19 @@
 #include "layout.h"
 #include "registry.h"
 
+/* Each slot on cache lines of its own: its holder writes it on every call. */
+typedef union RegistrySlotPadded
+{
+	RegistrySlot slot;
+	char		pad[TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(RegistrySlot))];
+} RegistrySlotPadded;
+
 typedef struct RegistryShared
 {
 	LWLock	   *claim_lock;		/* slot ownership */
 	LWLock	   *shared_slot_lock;	/* generation in the shared slot */
 	int			nslots;
-	RegistrySlot slots[FLEXIBLE_ARRAY_MEMBER];
+	RegistrySlotPadded slots[FLEXIBLE_ARRAY_MEMBER];
 } RegistryShared;
 
 #define REGISTRY_TRANCHE "idgen"
@@ -41,7 +48,7 @@ Size
 registry_shmem_size(void)
 {
 	return add_size(offsetof(RegistryShared, slots),
-					mul_size(registry_nslots(), sizeof(RegistrySlot)));
+					mul_size(registry_nslots(), sizeof(RegistrySlotPadded)));
 }
 
 void
@@ -93,7 +100,7 @@ static void
 registry_release_slot(int code, Datum arg)
 {
 	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
-	registry->slots[my_slot].pid = 0;
+	registry->slots[my_slot].slot.pid = 0;
 	LWLockRelease(registry->claim_lock);
 	my_slot = -1;
 }
@@ -114,9 +121,9 @@ registry_claim_slot(int *index)
 	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
 	for (i = 0; i < registry_shared_index(); i++)
 	{
-		if (registry->slots[i].pid != 0)
+		if (registry->slots[i].slot.pid != 0)
 			continue;
-		slot = &registry->slots[i];
+		slot = &registry->slots[i].slot;
 		slot->pid = MyProcPid;
 		slot->userid = GetUserId();
 		slot->claimed_at = GetCurrentTimestamp();
@@ -141,7 +148,7 @@ GenState *
 registry_lock_shared_slot(void)
 {
 	LWLockAcquire(registry->shared_slot_lock, LW_EXCLUSIVE);
-	return &registry->slots[registry_shared_index()].gen;
+	return &registry->slots[registry_shared_index()].slot.gen;
 }
 
 void
@@ -155,6 +162,6 @@ void
 registry_read_slot(int index, RegistrySlot *copy)
 {
 	LWLockAcquire(registry->claim_lock, LW_SHARED);
-	*copy = registry->slots[index];
+	*copy = registry->slots[index].slot;
 	LWLockRelease(registry->claim_lock);
 }

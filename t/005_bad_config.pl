@@ -11,6 +11,11 @@ use Test::More;
 
 my $node = idgen_node('bad_config');
 
+my ($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/idgen cannot be used because idgen.node_id is invalid/, 'a server without a node id refuses');
+like($err, qr/idgen.node_id is not set. Every server that generates IDs needs a node id of its own/,
+	'the detail says it was never set');
+
 # Restarts with the given settings in postgresql.auto.conf, and returns
 # idgen_next()'s stderr.
 sub try_setting
@@ -25,7 +30,7 @@ sub try_setting
 	return $err;
 }
 
-my $err = try_setting('idgen.node_id = 5000');
+$err = try_setting('idgen.node_id = 5000');
 like($err, qr/ERROR:  idgen cannot be used because idgen.node_id is invalid/, 'out of range node id refused');
 like($err, qr/sets idgen.node_id to "5000"/, 'detail shows the rejected value');
 like($err, qr/HINT:  Correct idgen.node_id in postgresql.conf/, 'hint names the setting');
@@ -44,7 +49,8 @@ is($err, '', 'the same node id fits once idgen.node_bits is wider');
 
 $err = try_setting('idgen.node_bits = 11');
 like($err, qr/idgen.node_bits is invalid/, 'node_bits out of range refused');
-my ($ret, $out, $derr) = $node->psql('postgres', 'SELECT * FROM idgen_decode(1)');
+my $derr;
+($ret, $out, $derr) = $node->psql('postgres', 'SELECT * FROM idgen_decode(1)');
 like($derr, qr/idgen.node_bits is invalid/, 'decoding refuses a layout it cannot trust');
 
 $err = try_setting("idgen.epoch = '2024-02-30'");
@@ -65,8 +71,12 @@ $err = try_setting("idgen.node_bits = 0\nidgen.node_id = 1");
 like($err, qr/idgen.node_id is 1, but idgen.node_bits = 0 allows node ids from 0 to 0/,
 	'node_bits = 0 leaves only node 0');
 
-$err = try_setting("idgen.epoch = '2100-01-01'");
-like($err, qr/ERROR:  system clock is before idgen.epoch/, 'an epoch in the future is refused at generation');
+# Moving the epoch later would map new times onto time fields already used:
+# the high-water mark is kept in milliseconds since the epoch, so the server
+# refuses until the clock passes every time field used before.
+$err = try_setting("idgen.node_id = 1\nidgen.epoch = '2100-01-01'");
+like($err, qr/ERROR:  system clock is \d+ ms behind the time of the newest idgen ID/,
+	'an epoch moved later is refused, not repeated');
 
 $err = try_setting("idgen.node_id = '02'\nidgen.epoch = '2020-01-01'");
 is($err, '', 'valid settings generate again');
