@@ -18,19 +18,6 @@ int			idgen_clock_offset_ms = 0;
 #define PG_EPOCH_UNIX_MS \
 	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
 
-/*
- * CLOCK_REALTIME straight from the vDSO: cheaper than GetCurrentTimestamp's
- * gettimeofday on the hot path, and the same clock.
- */
-int64
-clock_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64) ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + idgen_clock_offset_ms;
-}
-
 /* Nanoseconds, for UUIDv7's sub-millisecond bits; same clock and offset. */
 int64
 clock_now_ns(void)
