@@ -12,6 +12,10 @@ set grid
 set key below horizontal
 if (fill) { set multiplot layout 1, 2 }
 
+# One colour per scheme in both panels (a sequence is nextval or bigserial).
+colour(g) = g eq "idgen_next" ? "#E69F00" : g eq "gen_random_uuid" ? "#56B4E9" : \
+	(g eq "nextval" || g eq "bigserial") ? "#009E73" : "#9400D3"
+
 set title "2. pgbench SELECT f(): transactions per second"
 set xlabel "clients"
 set ylabel "TPS"
@@ -19,8 +23,9 @@ set logscale x 2
 set xrange [0.8:10]
 set xtics (1, 2, 4, 8)
 set yrange [0:*]
-ncols = int(system("head -1 ".dir."/w2.dat | wc -w"))
-plot for [c = 2:ncols] dir."/w2.dat" using 1:c with linespoints linewidth 2 title columnhead(c)
+header = system("head -1 ".dir."/w2.dat")
+plot for [c = 2:words(header)] dir."/w2.dat" using 1:c with linespoints linewidth 2 \
+	linecolor rgb colour(word(header, c)) title columnhead(c)
 
 if (fill) {
 	unset logscale x
@@ -30,6 +35,7 @@ if (fill) {
 	set xlabel "rows in the table (millions)"
 	set ylabel "rows/s of each batch"
 	gens = system("cat ".dir."/fill.txt")
-	plot for [g in gens] dir."/fill-".g.".dat" using 1:2 with lines linewidth 2 title g
+	plot for [g in gens] dir."/fill-".g.".dat" using 1:2 with lines linewidth 2 \
+		linecolor rgb colour(g) title g
 	unset multiplot
 }
