@@ -99,6 +99,8 @@ registry_shared_index(void)
 static void
 registry_release_slot(int code, Datum arg)
 {
+	if (my_slot < 0)
+		return;
 	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
 	registry->slots[my_slot].slot.pid = 0;
 	LWLockRelease(registry->claim_lock);
@@ -114,10 +116,17 @@ registry_release_slot(int code, Datum arg)
 RegistrySlot *
 registry_claim_slot(int *index)
 {
+	static bool release_registered = false;
 	RegistrySlot *slot = NULL;
 	int			i;
 
 	Assert(my_slot < 0);
+	/* Before claiming: a slot must never be held without its release set up. */
+	if (!release_registered)
+	{
+		on_shmem_exit(registry_release_slot, (Datum) 0);
+		release_registered = true;
+	}
 	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
 	for (i = 0; i < registry_shared_index(); i++)
 	{
@@ -139,7 +148,6 @@ registry_claim_slot(int *index)
 
 	if (slot == NULL)
 		return NULL;
-	on_shmem_exit(registry_release_slot, (Datum) 0);
 	*index = my_slot;
 	return slot;
 }
