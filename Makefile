@@ -19,7 +19,7 @@ EXTENSION = idgen
 DATA = idgen--1.0.sql
 PGFILEDESC = "idgen - unique, time-ordered 64-bit IDs"
 
-REGRESS = next decode guc encode uuidv7 objectid_io objectid_ops objectid_gen multinode multinode_adopt
+REGRESS = next decode layouts guc encode uuidv7 objectid_io objectid_ops objectid_gen multinode multinode_adopt
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/idgen.conf
 ISOLATION = concurrent_next
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf

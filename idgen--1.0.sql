@@ -32,6 +32,34 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION idgen_from_timestamp(timestamptz) IS
 'smallest idgen ID whose time is the millisecond of the timestamp';
 
+-- Other systems' IDs, and idgen's own under the name 'idgen': stable for the
+-- same reason as above.
+CREATE FUNCTION idgen_decode(id bigint, layout text,
+	OUT ts timestamptz, OUT node_id int, OUT worker_id int, OUT sequence int)
+RETURNS record
+AS 'MODULE_PATHNAME', 'idgen_decode_layout'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_decode(bigint, text) IS
+'time, machine fields and sequence carried by an ID of the named layout (idgen, twitter, discord, sonyflake, instagram)';
+
+CREATE FUNCTION idgen_from_timestamp(ts timestamptz, layout text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_from_timestamp_layout'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_from_timestamp(timestamptz, text) IS
+'smallest ID of the named layout whose time is the tick of the timestamp';
+
+-- As idgen_next(), n times in one call.
+CREATE FUNCTION idgen_next_batch(n int)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'idgen_next_batch'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_next_batch(int) IS
+'the next n IDs of this server''s node, as n calls of idgen_next() would make them';
+
 CREATE FUNCTION idgen_workers(
 	OUT worker_id int, OUT is_shared bool, OUT pid int, OUT claimed_at timestamptz,
 	OUT last_ts timestamptz, OUT lead_ms bigint, OUT ids_issued bigint,

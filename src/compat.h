@@ -26,6 +26,8 @@
 #include "miscadmin.h"
 #include "utils/tuplestore.h"
 
+#define MAT_SRF_USE_EXPECTED_DESC 0x01
+
 static inline void
 InitMaterializedSRF(FunctionCallInfo fcinfo, bits32 flags)
 {
@@ -34,11 +36,14 @@ InitMaterializedSRF(FunctionCallInfo fcinfo, bits32 flags)
 	MemoryContext old;
 
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
-		!(rsinfo->allowedModes & SFRM_Materialize))
+		!(rsinfo->allowedModes & SFRM_Materialize) ||
+		((flags & MAT_SRF_USE_EXPECTED_DESC) && rsinfo->expectedDesc == NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("materialize mode required, but it is not allowed in this context")));
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+	if (flags & MAT_SRF_USE_EXPECTED_DESC)
+		tupdesc = rsinfo->expectedDesc;
+	else if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
 	rsinfo->setDesc = CreateTupleDescCopy(tupdesc);

@@ -1,7 +1,8 @@
 /*
  * decode.c
  *		SQL entry points that read IDs and the registry: idgen_decode(),
- *		idgen_from_timestamp() and the rows of the idgen_workers view.
+ *		idgen_from_timestamp(), in the default or a named layout, and the
+ *		rows of the idgen_workers view.
  */
 #include "postgres.h"
 
@@ -22,65 +23,105 @@
 #include "registry.h"
 
 PG_FUNCTION_INFO_V1(idgen_decode);
+PG_FUNCTION_INFO_V1(idgen_decode_layout);
 PG_FUNCTION_INFO_V1(idgen_from_timestamp);
+PG_FUNCTION_INFO_V1(idgen_from_timestamp_layout);
 PG_FUNCTION_INFO_V1(idgen_workers);
 
-Datum
-idgen_decode(PG_FUNCTION_ARGS)
+/* Only the default layout depends on settings that may be broken. */
+static const IdgenLayout *
+decode_layout(text *name)
 {
-	int64		id = PG_GETARG_INT64(0);
-	const IdgenLayout *layout;
+	const IdgenLayout *layout = layout_lookup(text_to_cstring(name));
+
+	if (layout == layout_default())
+		idgen_require_layout();
+	return layout;
+}
+
+/* A field the layout does not have is NULL, not 0. */
+static Datum
+decode_id(FunctionCallInfo fcinfo, const IdgenLayout *layout, int64 id)
+{
+	static const IdgenField columns[] = {IDGEN_FIELD_NODE, IDGEN_FIELD_WORKER, IDGEN_FIELD_SEQ};
 	IdgenFields fields;
 	TupleDesc	tupdesc;
 	Datum		values[4];
 	bool		nulls[4] = {false};
 
-	idgen_require_layout();
-	layout = layout_default();
 	if (id < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("idgen ID must not be negative: %lld", (long long) id),
-				 errdetail("idgen IDs keep the sign bit zero, so a negative value was not made by idgen.")));
+				 errmsg("ID must not be negative: %lld", (long long) id),
+				 errdetail("IDs of layout \"%s\" keep the sign bit zero, so a negative value is not one of them.",
+						   layout->name)));
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
 	layout_unpack(layout, id, &fields);
 	values[0] = TimestampTzGetDatum(clock_ms_to_timestamptz(layout->epoch_ms +
-															fields.ticks * layout->tick_ms));
-	values[1] = Int32GetDatum((int32) fields.node);
-	values[2] = Int32GetDatum((int32) fields.worker);
-	values[3] = Int32GetDatum((int32) fields.seq);
+															fields.value[IDGEN_FIELD_TIME] * layout->tick_ms));
+	for (int i = 0; i < (int) lengthof(columns); i++)
+	{
+		values[i + 1] = Int32GetDatum((int32) fields.value[columns[i]]);
+		nulls[i + 1] = !layout_has_field(layout, columns[i]);
+	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
-/* The smallest ID whose time is the millisecond containing ts. */
 Datum
-idgen_from_timestamp(PG_FUNCTION_ARGS)
+idgen_decode(PG_FUNCTION_ARGS)
 {
-	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
-	const IdgenLayout *layout;
+	idgen_require_layout();
+	return decode_id(fcinfo, layout_default(), PG_GETARG_INT64(0));
+}
+
+Datum
+idgen_decode_layout(PG_FUNCTION_ARGS)
+{
+	return decode_id(fcinfo, decode_layout(PG_GETARG_TEXT_PP(1)), PG_GETARG_INT64(0));
+}
+
+/* The smallest ID whose time is the tick containing ts. */
+static int64
+from_timestamp(const IdgenLayout *layout, TimestampTz ts)
+{
 	IdgenFields fields = {0};
 	int64		ms;
 
-	idgen_require_layout();
-	layout = layout_default();
 	if (TIMESTAMP_NOT_FINITE(ts))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range for idgen: infinite timestamps cannot be encoded"),
-				 errhint("Pass a finite timestamp between idgen.epoch and the end of the layout's time range.")));
+				 errmsg("timestamp out of range for idgen layout \"%s\": infinite timestamps cannot be encoded",
+						layout->name),
+				 errhint("Pass a finite timestamp within the layout's time range.")));
 	ms = clock_timestamptz_to_ms(ts);
 	if (ms < layout->epoch_ms || ms > layout_last_ms(layout))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("timestamp out of range for idgen: \"%s\"", timestamptz_to_str(ts)),
-				 errdetail("idgen IDs carry times from %s to %s.",
+				 errmsg("timestamp out of range for idgen layout \"%s\": \"%s\"",
+						layout->name, timestamptz_to_str(ts)),
+				 errdetail("IDs of layout \"%s\" carry times from %s to %s.", layout->name,
 						   pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout->epoch_ms))),
 						   pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout))))),
 				 errhint("Pass a timestamp within that range.")));
-	fields.ticks = (ms - layout->epoch_ms) / layout->tick_ms;
-	PG_RETURN_INT64(layout_pack(layout, &fields));
+	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / layout->tick_ms;
+	return layout_pack(layout, &fields);
+}
+
+Datum
+idgen_from_timestamp(PG_FUNCTION_ARGS)
+{
+	idgen_require_layout();
+	PG_RETURN_INT64(from_timestamp(layout_default(), PG_GETARG_TIMESTAMPTZ(0)));
+}
+
+Datum
+idgen_from_timestamp_layout(PG_FUNCTION_ARGS)
+{
+	const IdgenLayout *layout = decode_layout(PG_GETARG_TEXT_PP(1));
+
+	PG_RETURN_INT64(from_timestamp(layout, PG_GETARG_TIMESTAMPTZ(0)));
 }
 
 #define WORKERS_COLS 10

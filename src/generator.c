@@ -1,6 +1,7 @@
 /*
  * generator.c
- *		idgen_next(): unique, time-ordered IDs from per-backend state.
+ *		idgen_next() and idgen_next_batch(): unique, time-ordered IDs from
+ *		per-backend state.
  *
  * Each backend generates in the worker slot it claimed from the registry, so
  * the hot path reads the clock, bumps a counter in memory only it writes, and
@@ -20,11 +21,13 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
 
 #include "clock.h"
+#include "compat.h"
 #include "generator.h"
 #include "hwm.h"
 #include "idgen.h"
@@ -38,6 +41,9 @@ int			idgen_max_clock_regression_ms = 10000;
 #define SEQ_MAX			LAYOUT_MASK(IDGEN_SEQ_BITS)
 #define SEQ_START_SPAN	(((int64) 1) << (IDGEN_SEQ_BITS - 1))
 
+/* Most IDs idgen_next_batch() makes in one call; they are kept in memory. */
+#define BATCH_MAX		1000000
+
 /* How often a backend in the shared slot looks for a dedicated one. */
 #define RECLAIM_INTERVAL_MS 1000
 
@@ -48,6 +54,7 @@ static int64 last_claim_attempt_ms;
 static uint64 rng_state;
 
 PG_FUNCTION_INFO_V1(idgen_next);
+PG_FUNCTION_INFO_V1(idgen_next_batch);
 
 /* splitmix64: seeded in this backend, never inherited from the postmaster */
 static inline uint64
@@ -190,10 +197,10 @@ generator_start_ms(GenState *st, int64 ms)
 				 errdetail("The default layout holds times up to %lld ms after %s.",
 						   (long long) LAYOUT_MASK(IDGEN_TIME_BITS), "idgen.epoch")));
 	hwm_reserve(ms);
-	fields.ticks = ms - layout->epoch_ms;
-	fields.node = idgen_node_id;
-	fields.worker = my_worker;
-	fields.seq = 0;
+	fields.value[IDGEN_FIELD_TIME] = ms - layout->epoch_ms;
+	fields.value[IDGEN_FIELD_NODE] = idgen_node_id;
+	fields.value[IDGEN_FIELD_WORKER] = my_worker;
+	fields.value[IDGEN_FIELD_SEQ] = 0;
 	st->ms_base = layout_pack(layout, &fields);
 	st->last_ms = ms;
 	st->seq = next_random() % SEQ_START_SPAN;
@@ -290,10 +297,44 @@ generator_next_slow(void)
 	return generator_next_shared();
 }
 
+static inline int64
+generator_next(void)
+{
+	if (likely(my_gen != NULL))
+		return generator_next_dedicated();
+	return generator_next_slow();
+}
+
 Datum
 idgen_next(PG_FUNCTION_ARGS)
 {
-	if (likely(my_gen != NULL))
-		PG_RETURN_INT64(generator_next_dedicated());
-	PG_RETURN_INT64(generator_next_slow());
+	PG_RETURN_INT64(generator_next());
+}
+
+/*
+ * n IDs in one call, made one by one as idgen_next() makes them, so they
+ * obey the same rules; only the per-call overhead is saved.
+ */
+Datum
+idgen_next_batch(PG_FUNCTION_ARGS)
+{
+	int32		n = PG_GETARG_INT32(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		isnull = false;
+
+	if (n < 1 || n > BATCH_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of IDs must be between 1 and %d: %d", BATCH_MAX, n),
+				 errhint("Ask for at least one ID, and call the function again for more than %d.",
+						 BATCH_MAX)));
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	for (int32 i = 0; i < n; i++)
+	{
+		Datum		id = Int64GetDatum(generator_next());
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &id, &isnull);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return (Datum) 0;
 }

@@ -8,25 +8,39 @@
 #include "utils/guc.h"
 
 /*
- * From the most significant bit down: sign (always 0) | time | node | worker
- * | sequence.  time counts tick_ms-millisecond units since epoch_ms.
+ * The fields an ID can carry.  idgen_decode() reports node as node_id (the
+ * higher machine field of layouts that have two) and worker as worker_id.
+ */
+typedef enum IdgenField
+{
+	IDGEN_FIELD_TIME,
+	IDGEN_FIELD_NODE,
+	IDGEN_FIELD_WORKER,
+	IDGEN_FIELD_SEQ,
+	IDGEN_NFIELDS
+} IdgenField;
+
+/*
+ * Fields packed from the most significant bit down, below a sign bit that is
+ * always 0.  Layouts differ in order (Sonyflake puts the sequence above the
+ * machine id), so the order is listed; a field not listed is absent from the
+ * layout, which differs from a field of width 0.  time counts tick_ms-
+ * millisecond units since epoch_ms.
  */
 typedef struct IdgenLayout
 {
+	const char *name;
 	int64		epoch_ms;		/* Unix milliseconds of tick 0 */
 	int			tick_ms;
-	int			time_bits;
-	int			node_bits;
-	int			worker_bits;
-	int			seq_bits;
+	int			nfields;
+	IdgenField	order[IDGEN_NFIELDS];	/* most significant first */
+	int			bits[IDGEN_NFIELDS];	/* width of each field, by IdgenField */
 } IdgenLayout;
 
+/* Field values by IdgenField; an absent field is 0. */
 typedef struct IdgenFields
 {
-	int64		ticks;
-	int64		node;
-	int64		worker;
-	int64		seq;
+	int64		value[IDGEN_NFIELDS];
 } IdgenFields;
 
 /* The default layout: 41-bit milliseconds | 10-bit node+worker | 12-bit sequence */
@@ -41,6 +55,8 @@ extern int	idgen_node_bits_setting;
 
 extern void layout_configure(void);
 extern const IdgenLayout *layout_default(void);
+extern const IdgenLayout *layout_lookup(const char *name);
+extern bool layout_has_field(const IdgenLayout *layout, IdgenField field);
 extern bool layout_check_epoch(char **newval, void **extra, GucSource source);
 extern bool layout_parse_epoch(const char *text, int64 *epoch_ms);
 extern int64 layout_pack(const IdgenLayout *layout, const IdgenFields *fields);
