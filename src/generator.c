@@ -262,10 +262,11 @@ generator_next_shared(void)
 {
 	int64		id;
 	int64		wait_until;
+	int64		now = clock_now_ms();
 
-	if (clock_now_ms() - last_claim_attempt_ms >= RECLAIM_INTERVAL_MS)
+	if (now - last_claim_attempt_ms >= RECLAIM_INTERVAL_MS)
 	{
-		last_claim_attempt_ms = clock_now_ms();
+		last_claim_attempt_ms = now;
 		generator_claim();
 		if (my_gen != NULL)
 			return generator_next_dedicated();

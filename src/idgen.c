@@ -75,6 +75,15 @@ note_bad_setting(const char *name, char *detail, bool affects_layout)
 			 errdetail_internal("%s", detail)));
 }
 
+static void
+note_rejected_value(const char *name, const char *configured, bool affects_layout)
+{
+	note_bad_setting(name,
+					 psprintf("The server configuration sets %s to \"%s\", which is not a valid value.",
+							  name, configured),
+					 affects_layout);
+}
+
 /*
  * Defining a setting applies the value postgresql.conf gave it, or logs and
  * drops that value when it is invalid.  Validating the configured value
@@ -87,10 +96,7 @@ check_configured_value(const char *name, const char *configured, bool affects_la
 	if (configured != NULL &&
 		set_config_option(name, configured, PGC_POSTMASTER, PGC_S_FILE,
 						  GUC_ACTION_SET, false, DEBUG3, false) == 0)
-		note_bad_setting(name,
-						 psprintf("The server configuration sets %s to \"%s\", which is not a valid value.",
-								  name, configured),
-						 affects_layout);
+		note_rejected_value(name, configured, affects_layout);
 }
 
 static char *
@@ -163,10 +169,7 @@ read_postmaster_settings(void)
 		if (layout_parse_epoch(epoch, &epoch_ms))
 			idgen_epoch_setting = epoch;
 		else
-			note_bad_setting("idgen.epoch",
-							 psprintf("The server configuration sets %s to \"%s\", which is not a valid value.",
-									  "idgen.epoch", epoch),
-							 true);
+			note_rejected_value("idgen.epoch", epoch, true);
 	}
 	if (node_bits != NULL)
 	{
@@ -176,10 +179,7 @@ read_postmaster_settings(void)
 			value >= 0 && value <= IDGEN_MACHINE_BITS)
 			idgen_node_bits_setting = value;
 		else
-			note_bad_setting("idgen.node_bits",
-							 psprintf("The server configuration sets %s to \"%s\", which is not a valid value.",
-									  "idgen.node_bits", node_bits),
-							 true);
+			note_rejected_value("idgen.node_bits", node_bits, true);
 	}
 }
 
