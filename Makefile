@@ -4,6 +4,7 @@
 MODULE_big = idgen
 OBJS = \
 	$(WIN32RES) \
+	src/catalog.o \
 	src/clock.o \
 	src/decode.o \
 	src/encode.o \
@@ -16,10 +17,10 @@ OBJS = \
 	src/uuidv7.o
 
 EXTENSION = idgen
-DATA = idgen--1.0.sql
+DATA = idgen--1.0.sql idgen--1.0--1.1.sql
 PGFILEDESC = "idgen - unique, time-ordered 64-bit IDs"
 
-REGRESS = next decode layouts guc encode uuidv7 objectid_io objectid_ops objectid_gen multinode multinode_adopt
+REGRESS = next decode layouts layouts_next layouts_custom guc encode uuidv7 objectid_io objectid_ops objectid_gen multinode multinode_adopt
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/idgen.conf
 ISOLATION = concurrent_next
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf

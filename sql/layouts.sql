@@ -28,6 +28,33 @@ SELECT * FROM idgen_decode((1::bigint << 24) | (255 << 16) | 65535, 'sonyflake')
 -- No worker field: worker_id is NULL.
 SELECT * FROM idgen_decode(93583128640419720, 'instagram');
 
+-- redis-borrow: the first GETID and MGETID examples of the Redis ID server's
+-- article (2017-03-06): >> 21 = ms since 2015-01-01 UTC, server (>> 19) & 3,
+-- shard range (>> 10) & 511, random & 1023.  The random bits are not decoded.
+SELECT * FROM idgen_decode(144182182078841378, 'redis-borrow');
+SELECT * FROM idgen_decode(144182328657183537, 'redis-borrow');
+-- by hand: 2024-02-29 23:59:59.999 UTC is 289180799999 ms after the epoch;
+-- server 3, shard range 511, random 1023:
+-- (289180799999 << 21) | (3 << 19) | (511 << 10) | 1023
+SELECT * FROM idgen_decode(606456093081599999, 'redis-borrow');
+
+-- decimal19: the example of its article, 1613024787541 | 9 | 81 | 316:
+-- 1613024787541 - 136040000000 = 1476984787541 ms, 2016-10-20 17:33:07.541
+-- UTC, sequence 9, machine 81 (node_id), table 316 (worker_id)
+SELECT * FROM idgen_decode(1613024787541981316, 'decimal19');
+-- by hand: 2030-01-02 03:04:05.678 UTC = 1893553445678 ms, sequence 7,
+-- machine 42, table 999: ((1893553445678 + 136040000000) * 10 + 7) * 100000
+-- + 42 * 1000 + 999
+SELECT * FROM idgen_decode(2029593445678742999, 'decimal19');
+SELECT 2029593445678742999 % 1000 AS table_suffix;
+
+-- js53: 2025-06-01 12:00:00.123 UTC is 44712000123 ms after 2024-01-01;
+-- node 5, worker 6, sequence 33: (44712000123 << 13) | (5 << 9) | (6 << 6) | 33
+SELECT * FROM idgen_decode(366280705010593, 'js53');
+-- its largest ID is 2^53 - 1, the largest integer a JavaScript Number holds
+SELECT * FROM idgen_decode(9007199254740991, 'js53');
+SELECT * FROM idgen_decode(9007199254740992, 'js53');
+
 -- 'idgen' is the default layout, as configured (node_id = 3 in test/idgen.conf)
 SELECT * FROM idgen_decode(4195110919, 'idgen');
 SELECT (idgen_decode(id, 'idgen')) IS NOT DISTINCT FROM (idgen_decode(id)) AS same_as_default
@@ -35,7 +62,8 @@ FROM (SELECT idgen_next() AS id) s;
 
 -- the largest value of each layout: its last tick, every field full
 SELECT l, (idgen_decode(9223372036854775807, l)).*
-FROM unnest(ARRAY['idgen', 'twitter', 'discord', 'sonyflake', 'instagram']) l;
+FROM unnest(ARRAY['idgen', 'twitter', 'discord', 'sonyflake', 'instagram',
+                  'redis-borrow', 'decimal19']) l;
 
 -- errors, and NULLs
 SELECT * FROM idgen_decode(1, 'snowflake');
@@ -66,7 +94,10 @@ FROM (VALUES ('idgen', '2024-01-01+00'::timestamptz, 1),
              ('twitter', '2010-11-04 01:42:54.657+00', 1),
              ('discord', '2015-01-01+00', 1),
              ('sonyflake', '2014-09-01+00', 10),
-             ('instagram', '2011-08-24 21:07:01.721+00', 1)) v(l, e, tick),
+             ('instagram', '2011-08-24 21:07:01.721+00', 1),
+             ('redis-borrow', '2015-01-01+00', 1),
+             ('decimal19', '1965-09-09 11:06:40+00', 1),
+             ('js53', '2024-01-01+00', 1)) v(l, e, tick),
      LATERAL (VALUES (e), (e + interval '0.001 s'), (e + interval '1234.5678 s'),
                      ('2030-02-03 04:05:06.789999+00')) w(t)
 GROUP BY l ORDER BY l;
@@ -89,6 +120,15 @@ SELECT idgen_from_timestamp('2011-08-24 21:07:01.721+00', 'instagram') AS first,
        idgen_from_timestamp('2046-06-27 17:00:49.496+00', 'instagram') AS last;
 SELECT idgen_from_timestamp('2011-08-24 21:07:01.720+00', 'instagram');
 SELECT idgen_from_timestamp('2046-06-27 17:00:49.497+00', 'instagram');
+SELECT idgen_from_timestamp('2015-01-01 00:00:00+00', 'redis-borrow') AS first,
+       idgen_from_timestamp('2154-05-15 07:35:11.103+00', 'redis-borrow') AS last;
+SELECT idgen_from_timestamp('2154-05-15 07:35:11.104+00', 'redis-borrow');
+-- decimal19's time is 13 digits, up to what fits a bigint: 9223372036853
+SELECT idgen_from_timestamp('2257-12-19 10:53:56.853+00', 'decimal19') AS last;
+SELECT idgen_from_timestamp('2257-12-19 10:53:56.854+00', 'decimal19');
+SELECT idgen_from_timestamp('2024-01-01 00:00:00+00', 'js53') AS first,
+       idgen_from_timestamp('2058-11-03 19:53:47.775+00', 'js53') AS last;
+SELECT idgen_from_timestamp('2058-11-03 19:53:47.776+00', 'js53');
 SELECT idgen_from_timestamp('2023-12-31 23:59:59.999+00', 'idgen');
 SELECT idgen_from_timestamp('infinity', 'sonyflake');
 SELECT idgen_from_timestamp('2020-01-01+00', 'ulid');

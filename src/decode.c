@@ -39,6 +39,24 @@ decode_layout(text *name)
 	return layout;
 }
 
+/*
+ * The field idgen_decode() reports as node_id, worker_id or sequence: a
+ * shard field takes the place of whichever machine field the layout lacks,
+ * node first.  -1 when the layout has no such field.
+ */
+static int
+decode_column_field(const IdgenLayout *layout, IdgenField column)
+{
+	if (layout_has_field(layout, column))
+		return column;
+	if (!layout_has_field(layout, IDGEN_FIELD_SHARD))
+		return -1;
+	if (column == IDGEN_FIELD_NODE ||
+		(column == IDGEN_FIELD_WORKER && layout_has_field(layout, IDGEN_FIELD_NODE)))
+		return IDGEN_FIELD_SHARD;
+	return -1;
+}
+
 /* A field the layout does not have is NULL, not 0. */
 static Datum
 decode_id(FunctionCallInfo fcinfo, const IdgenLayout *layout, int64 id)
@@ -55,6 +73,12 @@ decode_id(FunctionCallInfo fcinfo, const IdgenLayout *layout, int64 id)
 				 errmsg("ID must not be negative: %lld", (long long) id),
 				 errdetail("IDs of layout \"%s\" keep the sign bit zero, so a negative value is not one of them.",
 						   layout->name)));
+	if (id > layout->max_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ID is too large for idgen layout \"%s\": %lld", layout->name, (long long) id),
+				 errdetail("IDs of layout \"%s\" are at most %lld.", layout->name,
+						   (long long) layout->max_id)));
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
@@ -63,8 +87,10 @@ decode_id(FunctionCallInfo fcinfo, const IdgenLayout *layout, int64 id)
 															fields.value[IDGEN_FIELD_TIME] * layout->tick_ms));
 	for (int i = 0; i < (int) lengthof(columns); i++)
 	{
-		values[i + 1] = Int32GetDatum((int32) fields.value[columns[i]]);
-		nulls[i + 1] = !layout_has_field(layout, columns[i]);
+		int			field = decode_column_field(layout, columns[i]);
+
+		nulls[i + 1] = field < 0;
+		values[i + 1] = Int32GetDatum(field < 0 ? 0 : (int32) fields.value[field]);
 	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

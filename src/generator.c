@@ -17,15 +17,24 @@
  * The sequence of each new millisecond starts at a random value in the lower
  * half of its range, so the low bits of IDs spread evenly (id % N) even at one
  * ID per millisecond, and every millisecond still holds at least half its range.
+ *
+ * idgen_next(layout) follows the same rules in any layout, counting in the
+ * layout's ticks.  A layout with a worker field generates in per-backend
+ * state when the backend's worker id fits; otherwise, and in layouts without
+ * one, in a state per layout shared by the server's backends under a lock.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
 
+#include "catalog.h"
 #include "clock.h"
 #include "compat.h"
 #include "generator.h"
@@ -38,23 +47,55 @@ int			idgen_node_id = 0;
 int			idgen_max_lead_ms = 1000;
 int			idgen_max_clock_regression_ms = 10000;
 
-#define SEQ_MAX			LAYOUT_MASK(IDGEN_SEQ_BITS)
-#define SEQ_START_SPAN	(((int64) 1) << (IDGEN_SEQ_BITS - 1))
-
 /* Most IDs idgen_next_batch() makes in one call; they are kept in memory. */
 #define BATCH_MAX		1000000
 
 /* How often a backend in the shared slot looks for a dedicated one. */
 #define RECLAIM_INTERVAL_MS 1000
 
+/*
+ * How this backend fills a layout's fields: the node and worker it packs,
+ * the sequence's range and place, and where shard values may fall.
+ */
+typedef struct GenPlan
+{
+	const IdgenLayout *layout;
+	int64		tick_ms;
+	int64		seq_max;
+	int64		seq_start_span; /* new ticks start below it; 0: at 0 */
+	int64		seq_scale;
+	int64		node;
+	int64		worker;
+	int64		shard_lo;		/* shards this node may use */
+	int64		shard_count;
+	int64	   *other_last_ms;	/* where a dedicated state records its newest ms */
+} GenPlan;
+
+/* A layout's plan and, when it has a worker id of its own, its state. */
+typedef struct LayoutGen
+{
+	char		name[NAMEDATALEN];	/* hash key */
+	GenPlan		plan;
+	GenState	gen;
+	bool		dedicated;
+	uint64		claim;			/* my_claims when planned */
+	uint64		catalog;		/* catalog_generation() when planned */
+} LayoutGen;
+
 static GenState *my_gen = NULL;	/* dedicated slot; NULL while unattached or shared */
+static RegistrySlot *my_slot = NULL;
 static bool my_attached = false;
 static int64 my_worker;
+static uint64 my_claims = 0;	/* slots claimed so far */
 static int64 last_claim_attempt_ms;
 static uint64 rng_state;
+static GenPlan default_plan;
+static HTAB *layout_gens = NULL;
 
 PG_FUNCTION_INFO_V1(idgen_next);
 PG_FUNCTION_INFO_V1(idgen_next_batch);
+PG_FUNCTION_INFO_V1(idgen_next_layout);
+PG_FUNCTION_INFO_V1(idgen_next_batch_layout);
 
 /* splitmix64: seeded in this backend, never inherited from the postmaster */
 static inline uint64
@@ -67,22 +108,58 @@ next_random(void)
 	return z ^ (z >> 31);
 }
 
+/* The start of the tick holding ms; ms before the epoch is left alone. */
+static inline int64
+tick_start(const GenPlan *plan, int64 ms)
+{
+	int64		epoch = plan->layout->epoch_ms;
+
+	if (ms < epoch)
+		return ms;
+	return ms - (ms - epoch) % plan->tick_ms;
+}
+
+/* Makes st's next ID fall in a tick after the one starting at tick. */
+static void
+generator_skip_past(GenState *st, const GenPlan *plan, int64 tick)
+{
+	if (st->last_ms >= tick)
+		return;
+	st->last_ms = tick;
+	st->seq = plan->seq_max;
+}
+
 /*
- * After a crash, restart or promotion, a slot's memory of its newest
+ * After a crash, restart or promotion, a state's memory of its newest
  * millisecond is gone or stale; the high-water mark is a floor above every
- * millisecond used before.  Starting there may run ahead of the clock, so
- * the clock is trusted to have reached the floor less the allowed lead.
+ * millisecond used before, so the tick holding it is unused.  Starting there
+ * may run ahead of the clock, so the clock is trusted to have reached the
+ * floor less the allowed lead.
  */
 static void
-generator_apply_floor(GenState *st)
+generator_apply_floor(GenState *st, const GenPlan *plan)
 {
 	int64		floor = hwm_floor();
+	int64		first = tick_start(plan, floor);
 
-	if (st->last_ms >= floor - 1)
+	if (st->last_ms >= first - plan->tick_ms)
 		return;
-	st->last_ms = floor - 1;
-	st->seq = SEQ_MAX;
+	generator_skip_past(st, plan, first - plan->tick_ms);
 	st->clock_high = Max(st->clock_high, floor - idgen_max_lead_ms);
+}
+
+static void
+generator_plan_default(void)
+{
+	const IdgenLayout *layout = layout_default();
+
+	default_plan.layout = layout;
+	default_plan.tick_ms = 1;
+	default_plan.seq_max = LAYOUT_MASK(IDGEN_SEQ_BITS);
+	default_plan.seq_start_span = ((int64) 1) << (IDGEN_SEQ_BITS - 1);
+	default_plan.seq_scale = 1;
+	default_plan.node = idgen_node_id;
+	default_plan.worker = my_worker;
 }
 
 static void
@@ -94,12 +171,18 @@ generator_claim(void)
 	slot = registry_claim_slot(&index);
 	if (slot != NULL)
 	{
-		generator_apply_floor(&slot->gen);
-		my_gen = &slot->gen;
 		my_worker = index;
+		my_claims++;
+		generator_plan_default();
+		generator_apply_floor(&slot->gen, &default_plan);
+		my_slot = slot;
+		my_gen = &slot->gen;
 	}
 	else
+	{
 		my_worker = registry_shared_index();
+		generator_plan_default();
+	}
 }
 
 static void
@@ -115,6 +198,16 @@ generator_attach(void)
 	my_attached = true;
 }
 
+/* A backend in the shared slot tries for a dedicated one now and then. */
+static void
+generator_maybe_reclaim(int64 now)
+{
+	if (my_gen != NULL || now - last_claim_attempt_ms < RECLAIM_INTERVAL_MS)
+		return;
+	last_claim_attempt_ms = now;
+	generator_claim();
+}
+
 static void
 generator_refuse_clock(int64 behind)
 {
@@ -128,7 +221,7 @@ generator_refuse_clock(int64 behind)
 }
 
 /*
- * The clock reads earlier than a reading this slot already trusted.  Within
+ * The clock reads earlier than a reading this state already trusted.  Within
  * idgen.max_clock_regression_ms we keep going on logical time and log the
  * incident once; past it we refuse rather than run ahead of the clock for
  * that long.
@@ -175,35 +268,38 @@ generator_sleep_until(int64 target_ms)
 }
 
 /*
- * Every new millisecond passes here, whichever path chose it, so the range
- * check cannot be skipped.  The fields other than the sequence are packed
- * once per millisecond, not once per ID.
+ * Every new tick passes here, whichever path chose it, so the range check
+ * cannot be skipped.  The fields other than the sequence are packed once per
+ * tick, not once per ID.
  */
 static void
-generator_start_ms(GenState *st, int64 ms)
+generator_start_tick(GenState *st, const GenPlan *plan, int64 ms)
 {
-	const IdgenLayout *layout = layout_default();
-	IdgenFields fields;
+	const IdgenLayout *layout = plan->layout;
+	IdgenFields fields = {0};
 
 	if (unlikely(ms < layout->epoch_ms))
 		ereport(ERROR,
 				(errcode(ERRCODE_SYSTEM_ERROR),
-				 errmsg("system clock is before %s", "idgen.epoch"),
-				 errhint("Check the server's clock, or set %s to an earlier date.", "idgen.epoch")));
+				 errmsg("system clock is before the epoch of idgen layout \"%s\"", layout->name),
+				 errhint("Check the server's clock, or use a layout with an earlier epoch (for the default layout, %s).",
+						 "idgen.epoch")));
 	if (unlikely(ms > layout_last_ms(layout)))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("idgen time field is exhausted"),
-				 errdetail("The default layout holds times up to %lld ms after %s.",
-						   (long long) LAYOUT_MASK(IDGEN_TIME_BITS), "idgen.epoch")));
-	hwm_reserve(ms);
-	fields.value[IDGEN_FIELD_TIME] = ms - layout->epoch_ms;
-	fields.value[IDGEN_FIELD_NODE] = idgen_node_id;
-	fields.value[IDGEN_FIELD_WORKER] = my_worker;
-	fields.value[IDGEN_FIELD_SEQ] = 0;
+				 errmsg("time field of idgen layout \"%s\" is exhausted", layout->name),
+				 errdetail("The layout holds times up to %s.",
+						   timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout)))),
+				 errhint("Move to a layout with a later end.")));
+	hwm_reserve(ms + plan->tick_ms - 1);
+	if (plan->other_last_ms != NULL)
+		*plan->other_last_ms = Max(*plan->other_last_ms, ms + plan->tick_ms - 1);
+	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / plan->tick_ms;
+	fields.value[IDGEN_FIELD_NODE] = plan->node;
+	fields.value[IDGEN_FIELD_WORKER] = plan->worker;
 	st->ms_base = layout_pack(layout, &fields);
 	st->last_ms = ms;
-	st->seq = next_random() % SEQ_START_SPAN;
+	st->seq = plan->seq_start_span ? (int64) (next_random() % plan->seq_start_span) : 0;
 }
 
 /*
@@ -212,7 +308,8 @@ generator_start_ms(GenState *st, int64 ms)
  * false: the caller sleeps, holding no lock, and tries again.
  */
 static inline bool
-generator_try_step(GenState *st, int64 now, int64 *id, int64 *wait_until)
+generator_try_step(GenState *st, const GenPlan *plan, int64 now, int64 *id,
+				   int64 *wait_until)
 {
 	if (likely(now >= st->clock_high))
 	{
@@ -222,15 +319,17 @@ generator_try_step(GenState *st, int64 now, int64 *id, int64 *wait_until)
 	}
 	else
 		generator_clock_behind(st, now);
+	if (unlikely(plan->tick_ms != 1))
+		now = tick_start(plan, now);
 
 	/* Check the clock against logical time before touching the sequence. */
 	if (now > st->last_ms)
-		generator_start_ms(st, now);
-	else if (st->seq < SEQ_MAX)
+		generator_start_tick(st, plan, now);
+	else if (st->seq < plan->seq_max)
 		st->seq++;
 	else
 	{
-		int64		next = st->last_ms + 1;
+		int64		next = st->last_ms + plan->tick_ms;
 
 		if (next > st->clock_high + idgen_max_lead_ms)
 		{
@@ -238,51 +337,53 @@ generator_try_step(GenState *st, int64 now, int64 *id, int64 *wait_until)
 			*wait_until = next - idgen_max_lead_ms;
 			return false;
 		}
-		generator_start_ms(st, next);
+		generator_start_tick(st, plan, next);
 	}
 	st->issued++;
-	*id = st->ms_base | st->seq;
+	*id = st->ms_base + st->seq * plan->seq_scale;
 	return true;
 }
 
 static int64
-generator_next_dedicated(void)
+generator_next_dedicated(GenState *st, const GenPlan *plan)
 {
 	int64		id;
 	int64		wait_until;
 
-	while (!generator_try_step(my_gen, clock_now_ms(), &id, &wait_until))
+	while (!generator_try_step(st, plan, clock_now_ms(), &id, &wait_until))
 		generator_sleep_until(wait_until);
 	return id;
 }
 
-/* The clock is read under the lock: another holder may have just moved on. */
+/*
+ * A state shared under a lock; the clock is read under the lock, as another
+ * holder may have just moved on.
+ */
 static int64
-generator_next_shared(void)
+generator_next_locked(GenState *(*lock) (const char *), void (*unlock) (void),
+					  const GenPlan *plan)
 {
 	int64		id;
 	int64		wait_until;
-	int64		now = clock_now_ms();
 
-	if (now - last_claim_attempt_ms >= RECLAIM_INTERVAL_MS)
-	{
-		last_claim_attempt_ms = now;
-		generator_claim();
-		if (my_gen != NULL)
-			return generator_next_dedicated();
-	}
 	for (;;)
 	{
-		GenState   *st = registry_lock_shared_slot();
+		GenState   *st = lock(plan->layout->name);
 		bool		done;
 
-		generator_apply_floor(st);
-		done = generator_try_step(st, clock_now_ms(), &id, &wait_until);
-		registry_unlock_shared_slot();
+		generator_apply_floor(st, plan);
+		done = generator_try_step(st, plan, clock_now_ms(), &id, &wait_until);
+		unlock();
 		if (done)
 			return id;
 		generator_sleep_until(wait_until);
 	}
+}
+
+static GenState *
+lock_shared_slot(const char *layout_name)
+{
+	return registry_lock_shared_slot();
 }
 
 /* Kept out of line so that idgen_next's common path stays a small leaf. */
@@ -290,20 +391,227 @@ static pg_noinline int64
 generator_next_slow(void)
 {
 	if (!my_attached)
-	{
 		generator_attach();
-		if (my_gen != NULL)
-			return generator_next_dedicated();
-	}
-	return generator_next_shared();
+	else
+		generator_maybe_reclaim(clock_now_ms());
+	if (my_gen != NULL)
+		return generator_next_dedicated(my_gen, &default_plan);
+	return generator_next_locked(lock_shared_slot, registry_unlock_shared_slot,
+								 &default_plan);
 }
 
 static inline int64
 generator_next(void)
 {
 	if (likely(my_gen != NULL))
-		return generator_next_dedicated();
+		return generator_next_dedicated(my_gen, &default_plan);
 	return generator_next_slow();
+}
+
+static void
+generator_cannot(const IdgenLayout *layout, const char *detail, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("cannot generate IDs in idgen layout \"%s\"", layout->name),
+			 errdetail_internal("%s", detail),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+/*
+ * Where this server's node id goes: the node field; else the top of the
+ * worker field; else, for layouts with a shard only, shards are split among
+ * the nodes.  A layout with none of these could repeat another server's IDs.
+ */
+static void
+generator_plan_machine(GenPlan *plan, int64 *workers)
+{
+	const IdgenLayout *l = plan->layout;
+	int64		nodes = ((int64) 1) << idgen_node_bits_setting;
+
+	*workers = 0;
+	plan->shard_lo = 0;
+	plan->shard_count = layout_has_field(l, IDGEN_FIELD_SHARD) ? l->size[IDGEN_FIELD_SHARD] : 0;
+	if (layout_has_field(l, IDGEN_FIELD_NODE))
+	{
+		if (idgen_node_id >= l->size[IDGEN_FIELD_NODE])
+			generator_cannot(l, psprintf("Its node field holds node ids from 0 to %lld, and this server's %s is %d.",
+										 (long long) l->size[IDGEN_FIELD_NODE] - 1,
+										 "idgen.node_id", idgen_node_id),
+							 "Generate in it on servers whose node ids fit.");
+		plan->node = idgen_node_id;
+		if (layout_has_field(l, IDGEN_FIELD_WORKER))
+			*workers = l->size[IDGEN_FIELD_WORKER];
+	}
+	else if (layout_has_field(l, IDGEN_FIELD_WORKER))
+	{
+		*workers = l->size[IDGEN_FIELD_WORKER] / nodes;
+		if (*workers < 1)
+			generator_cannot(l, psprintf("It has no node field, and its worker field is too narrow to hold %d node ids.",
+										 (int) nodes), NULL);
+		plan->worker = idgen_node_id * *workers;
+	}
+	else if (plan->shard_count / nodes >= 1)
+	{
+		plan->shard_count /= nodes;
+		plan->shard_lo = idgen_node_id * plan->shard_count;
+	}
+	else
+		generator_cannot(l, "It has no node, worker or shard field wide enough to tell this server's IDs from other servers'.",
+						 "Give the layout a node field.");
+}
+
+/*
+ * Sets up how this backend generates in lg's layout.  Its worker id is its
+ * registry slot's, when that fits below the layout's last worker id, which
+ * the backends sharing the layout's state use.
+ */
+static void
+generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
+{
+	GenPlan    *plan = &lg->plan;
+	int64		workers;
+	bool		was_dedicated = lg->dedicated && lg->claim == my_claims;
+
+	if (!layout_has_field(layout, IDGEN_FIELD_SEQ))
+		generator_cannot(layout, "It has no sequence field.", "Give the layout a sequence field.");
+	memset(plan, 0, sizeof(*plan));
+	plan->layout = layout;
+	plan->tick_ms = layout->tick_ms;
+	plan->seq_max = layout->size[IDGEN_FIELD_SEQ] - 1;
+	plan->seq_scale = layout->scale[IDGEN_FIELD_SEQ];
+	/* Only a lowest sequence spreads the low digits; otherwise count from 0. */
+	plan->seq_start_span = (plan->seq_scale == 1) ? layout->size[IDGEN_FIELD_SEQ] / 2 : 0;
+	generator_plan_machine(plan, &workers);
+
+	lg->dedicated = my_gen != NULL && my_worker < workers - 1;
+	plan->worker += lg->dedicated ? my_worker : Max(workers - 1, 0);
+	if (lg->dedicated)
+	{
+		plan->other_last_ms = &my_slot->other_last_ms;
+		if (!was_dedicated)
+		{
+			/* A new worker id: start after its previous holders' newest tick. */
+			memset(&lg->gen, 0, sizeof(lg->gen));
+			generator_skip_past(&lg->gen, plan, tick_start(plan, my_slot->other_last_ms));
+			generator_apply_floor(&lg->gen, plan);
+		}
+		else
+			/* Fields packed under the old plan must not be reused. */
+			generator_skip_past(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms);
+	}
+	lg->claim = my_claims;
+	lg->catalog = catalog_generation();
+}
+
+static LayoutGen *
+generator_layout(text *name_arg)
+{
+	char	   *name = text_to_cstring(name_arg);
+	LayoutGen  *lg;
+	bool		found;
+
+	if (layout_gens == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = NAMEDATALEN;
+		ctl.entrysize = sizeof(LayoutGen);
+		layout_gens = hash_create("idgen layout generators", 16, &ctl,
+								  HASH_ELEM | HASH_STRINGS);
+	}
+	if (strlen(name) >= NAMEDATALEN)
+		(void) layout_lookup(name); /* reports the unknown layout */
+	lg = hash_search(layout_gens, name, HASH_FIND, NULL);
+	if (lg == NULL || lg->claim != my_claims || lg->catalog != catalog_generation())
+	{
+		const IdgenLayout *layout = layout_lookup(name);
+
+		lg = hash_search(layout_gens, name, HASH_ENTER, &found);
+		if (!found)
+			lg->dedicated = false;
+		generator_plan_layout(lg, layout);
+	}
+	return lg;
+}
+
+static int64
+generator_shard(const GenPlan *plan, bool given, int64 shard)
+{
+	const IdgenLayout *layout = plan->layout;
+
+	if (!given)
+		return plan->shard_count ? plan->shard_lo + (int64) (next_random() % plan->shard_count) : 0;
+	if (plan->shard_count == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("idgen layout \"%s\" has no shard field", layout->name),
+				 errhint("Leave out the shard argument.")));
+	if (shard < plan->shard_lo || shard >= plan->shard_lo + plan->shard_count)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shard %lld is out of range for idgen layout \"%s\"",
+						(long long) shard, layout->name),
+				 errdetail("This server (node %d) makes IDs of layout \"%s\" with shards from %lld to %lld.",
+						   idgen_node_id, layout->name, (long long) plan->shard_lo,
+						   (long long) (plan->shard_lo + plan->shard_count - 1)),
+				 errhint("Pass a shard in that range, or none for a random one.")));
+	return shard;
+}
+
+/* One ID of lg's layout; shard and random fields are filled per ID. */
+static int64
+generator_next_in(LayoutGen *lg, bool shard_given, int64 shard)
+{
+	const GenPlan *plan = &lg->plan;
+	const IdgenLayout *layout = plan->layout;
+	int64		id;
+
+	shard = generator_shard(plan, shard_given, shard);
+	if (lg->dedicated)
+		id = generator_next_dedicated(&lg->gen, plan);
+	else
+		id = generator_next_locked(registry_lock_layout_state,
+								   registry_unlock_layout_state, plan);
+	if (plan->shard_count)
+		id += shard * layout->scale[IDGEN_FIELD_SHARD];
+	if (layout_has_field(layout, IDGEN_FIELD_RANDOM))
+		id += (int64) (next_random() % layout->size[IDGEN_FIELD_RANDOM]) *
+			layout->scale[IDGEN_FIELD_RANDOM];
+	return id;
+}
+
+/* The layout's generator, after attaching this backend; the default's is NULL. */
+static LayoutGen *
+generator_prepare(FunctionCallInfo fcinfo, int layout_arg)
+{
+	LayoutGen  *lg;
+
+	if (PG_ARGISNULL(layout_arg))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("idgen layout must not be NULL"),
+				 errhint("Pass a layout name, or call the function without one for the default layout.")));
+	if (!my_attached)
+		generator_attach();
+	else
+		generator_maybe_reclaim(clock_now_ms());
+	lg = generator_layout(PG_GETARG_TEXT_PP(layout_arg));
+	if (lg->plan.layout == layout_default())
+	{
+		if (!PG_ARGISNULL(layout_arg + 1))
+			(void) generator_shard(&default_plan, true, 0);
+		return NULL;
+	}
+	return lg;
+}
+
+static int64
+generator_next_arg(FunctionCallInfo fcinfo, LayoutGen *lg, int shard_arg)
+{
+	if (lg == NULL)
+		return generator_next();
+	return generator_next_in(lg, !PG_ARGISNULL(shard_arg), PG_GETARG_INT64(shard_arg));
 }
 
 Datum
@@ -312,12 +620,21 @@ idgen_next(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(generator_next());
 }
 
+/* idgen_next(layout text, shard bigint DEFAULT NULL) */
+Datum
+idgen_next_layout(PG_FUNCTION_ARGS)
+{
+	LayoutGen  *lg = generator_prepare(fcinfo, 0);
+
+	PG_RETURN_INT64(generator_next_arg(fcinfo, lg, 1));
+}
+
 /*
  * n IDs in one call, made one by one as idgen_next() makes them, so they
  * obey the same rules; only the per-call overhead is saved.
  */
-Datum
-idgen_next_batch(PG_FUNCTION_ARGS)
+static void
+generator_batch(FunctionCallInfo fcinfo, LayoutGen *lg)
 {
 	int32		n = PG_GETARG_INT32(0);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -332,10 +649,28 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	for (int32 i = 0; i < n; i++)
 	{
-		Datum		id = Int64GetDatum(generator_next());
+		Datum		id = Int64GetDatum(generator_next_arg(fcinfo, lg, 2));
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &id, &isnull);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+Datum
+idgen_next_batch(PG_FUNCTION_ARGS)
+{
+	generator_batch(fcinfo, NULL);
+	return (Datum) 0;
+}
+
+/* idgen_next_batch(n int, layout text, shard bigint DEFAULT NULL) */
+Datum
+idgen_next_batch_layout(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("number of IDs must not be NULL")));
+	generator_batch(fcinfo, generator_prepare(fcinfo, 1));
 	return (Datum) 0;
 }

@@ -1,16 +1,15 @@
 /*
  * layout.c
  *		Packing and unpacking ID fields: the default layout, set by idgen's
- *		settings, and the fixed layouts of other systems' IDs.
- *
- * Every field is masked to its width before it is shifted into place, so a
- * field that overflows can never spill into its neighbour.
+ *		settings, the built-in layouts of other systems' IDs, and the checks
+ *		every layout passes, including those defined in SQL (catalog.c).
  */
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
 #include "utils/datetime.h"
 
+#include "catalog.h"
 #include "layout.h"
 
 char	   *idgen_epoch_setting = NULL;
@@ -20,60 +19,75 @@ static IdgenLayout default_layout;
 
 #define DEFAULT_LAYOUT_NAME "idgen"
 
-/*
- * Other systems' IDs, for decoding them and for range scans on them.  Each
- * follows its own published description; node and worker are the higher and
- * the lower machine field.
- */
-static const IdgenLayout builtin_layouts[] = {
-	/* Twitter (2010): 41-bit ms | 5-bit datacenter | 5-bit worker | 12-bit sequence */
-	{
-		.name = "twitter",
-		.epoch_ms = INT64CONST(1288834974657),
-		.tick_ms = 1,
-		.nfields = 4,
-		.order = {IDGEN_FIELD_TIME, IDGEN_FIELD_NODE, IDGEN_FIELD_WORKER, IDGEN_FIELD_SEQ},
-		.bits = {[IDGEN_FIELD_TIME] = 41, [IDGEN_FIELD_NODE] = 5,
-		[IDGEN_FIELD_WORKER] = 5, [IDGEN_FIELD_SEQ] = 12},
-	},
-	/* Discord: 41-bit ms | 5-bit worker | 5-bit process | 12-bit increment */
-	{
-		.name = "discord",
-		.epoch_ms = INT64CONST(1420070400000),
-		.tick_ms = 1,
-		.nfields = 4,
-		.order = {IDGEN_FIELD_TIME, IDGEN_FIELD_NODE, IDGEN_FIELD_WORKER, IDGEN_FIELD_SEQ},
-		.bits = {[IDGEN_FIELD_TIME] = 41, [IDGEN_FIELD_NODE] = 5,
-		[IDGEN_FIELD_WORKER] = 5, [IDGEN_FIELD_SEQ] = 12},
-	},
-	/*
-	 * Sonyflake: 39-bit 10 ms units since 2014-09-01 | 8-bit sequence |
-	 * 16-bit machine id; one machine field, reported as the worker.
-	 */
-	{
-		.name = "sonyflake",
-		.epoch_ms = INT64CONST(1409529600000),
-		.tick_ms = 10,
-		.nfields = 3,
-		.order = {IDGEN_FIELD_TIME, IDGEN_FIELD_SEQ, IDGEN_FIELD_WORKER},
-		.bits = {[IDGEN_FIELD_TIME] = 39, [IDGEN_FIELD_WORKER] = 16,
-		[IDGEN_FIELD_SEQ] = 8},
-	},
-	/*
-	 * Instagram: 41-bit ms | 13-bit shard | 10-bit sequence, 64 bits in all.
-	 * The time field's top bit is the sign bit of a bigint, and negative IDs
-	 * are not decoded, so 40 bits of time are usable: up to 2046.
-	 */
-	{
-		.name = "instagram",
-		.epoch_ms = INT64CONST(1314220021721),
-		.tick_ms = 1,
-		.nfields = 3,
-		.order = {IDGEN_FIELD_TIME, IDGEN_FIELD_NODE, IDGEN_FIELD_SEQ},
-		.bits = {[IDGEN_FIELD_TIME] = 40, [IDGEN_FIELD_NODE] = 13,
-		[IDGEN_FIELD_SEQ] = 10},
-	},
+static const char *const field_names[IDGEN_NFIELDS] = {
+	[IDGEN_FIELD_TIME] = "time",
+	[IDGEN_FIELD_NODE] = "node",
+	[IDGEN_FIELD_WORKER] = "worker",
+	[IDGEN_FIELD_SEQ] = "sequence",
+	[IDGEN_FIELD_SHARD] = "shard",
+	[IDGEN_FIELD_RANDOM] = "random",
 };
+
+/* Bounds on epochs and on the end of the time field: sane, and printable. */
+#define LAYOUT_MIN_EPOCH_MS	INT64CONST(-2208988800000)	/* 1900-01-01 */
+#define LAYOUT_MAX_EPOCH_MS	INT64CONST(7258118400000)	/* 2200-01-01 */
+#define LAYOUT_MAX_END_MS	INT64CONST(253402300799999) /* 9999-12-31 */
+#define LAYOUT_MAX_TICK_MS	86400000	/* a day */
+
+typedef struct LayoutSpec
+{
+	const char *name;
+	int64		epoch_ms;
+	int			tick_ms;
+	int			radix;
+	int			nfields;
+	const char *fields[IDGEN_NFIELDS];
+	int			widths[IDGEN_NFIELDS];
+} LayoutSpec;
+
+/*
+ * Other systems' layouts, each as its own description gives it, and js53.
+ * Their machine fields map onto node and worker (the higher and the lower),
+ * or shard where the caller picks the value.
+ */
+static const LayoutSpec builtin_specs[] = {
+	/* Twitter (2010): datacenter and worker */
+	{"twitter", INT64CONST(1288834974657), 1, 2, 4,
+	{"time", "node", "worker", "sequence"}, {41, 5, 5, 12}},
+	/* Discord: internal worker and process */
+	{"discord", INT64CONST(1420070400000), 1, 2, 4,
+	{"time", "node", "worker", "sequence"}, {41, 5, 5, 12}},
+	/* Sonyflake: 10 ms units since 2014-09-01, sequence above the machine id */
+	{"sonyflake", INT64CONST(1409529600000), 10, 2, 3,
+	{"time", "sequence", "worker"}, {39, 8, 16}},
+
+	/*
+	 * Instagram: the 41-bit time field's top bit is a bigint's sign bit and
+	 * negative IDs are not decoded, so 40 bits of time are usable: to 2046.
+	 */
+	{"instagram", INT64CONST(1314220021721), 1, 2, 3,
+	{"time", "shard", "sequence"}, {40, 13, 10}},
+
+	/*
+	 * The Redis ID server: the shard range counts IDs within a millisecond.
+	 * Its epoch is not published; 2015-01-01 UTC dates its published
+	 * examples to the day they were published.
+	 */
+	{"redis-borrow", INT64CONST(1420070400000), 1, 2, 4,
+	{"time", "node", "sequence", "random"}, {42, 2, 9, 10}},
+	/* 19 decimal digits: milliseconds + 136040000000 | sequence | machine | table */
+	{"decimal19", INT64CONST(-136040000000), 1, 10, 4,
+	{"time", "sequence", "node", "shard"}, {13, 1, 2, 3}},
+
+	/*
+	 * At most 2^53 - 1, exact as a JavaScript Number: milliseconds since
+	 * 2024-01-01 until 2058-11 | 16 nodes | 8 workers | 64 IDs per ms.
+	 */
+	{"js53", INT64CONST(1704067200000), 1, 2, 4,
+	{"time", "node", "worker", "sequence"}, {40, 4, 3, 6}},
+};
+
+static IdgenLayout builtin_layouts[lengthof(builtin_specs)];
 
 /*
  * Accepts a UTC date "YYYY-MM-DD" from 1970-01-01 on; a date keeps the
@@ -116,26 +130,145 @@ layout_check_epoch(char **newval, void **extra, GucSource source)
 	return false;
 }
 
-/* Builds the default layout from idgen.epoch and idgen.node_bits. */
+static void
+layout_invalid(const char *name, const char *detail, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid idgen layout \"%s\"", name),
+			 errdetail_internal("%s", detail),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+static IdgenField
+layout_parse_field(const char *name, const char *field)
+{
+	for (int f = 0; f < IDGEN_NFIELDS; f++)
+		if (strcmp(field, field_names[f]) == 0)
+			return (IdgenField) f;
+	layout_invalid(name, psprintf("Field \"%s\" is not a kind of field idgen knows.", field),
+				   "Name each field time, node, worker, sequence, shard or random.");
+	return IDGEN_FIELD_TIME;	/* keep compiler quiet */
+}
+
+/* Place values from the least significant field up; time takes what is left. */
+static void
+layout_derive(IdgenLayout *layout)
+{
+	int64		scale = 1;
+
+	for (int i = layout->nfields - 1; i > 0; i--)
+	{
+		IdgenField	f = layout->order[i];
+		int64		size = 1;
+
+		for (int d = 0; d < layout->width[f]; d++)
+			size *= layout->radix;
+		layout->size[f] = size;
+		layout->scale[f] = scale;
+		scale *= size;
+	}
+	/*
+	 * Time holds what its width allows, up to the largest time whose IDs all
+	 * fit below 2^63; a decimal layout's IDs end within the next one.
+	 */
+	layout->scale[IDGEN_FIELD_TIME] = scale;
+	layout->size[IDGEN_FIELD_TIME] = (int64) ((UINT64CONST(1) << 63) / (uint64) scale);
+	layout->max_id = PG_INT64_MAX;
+	if (layout->width[IDGEN_FIELD_TIME] < 63)
+	{
+		int64		declared = 1;
+
+		for (int d = 0; d < layout->width[IDGEN_FIELD_TIME] &&
+			 declared <= layout->size[IDGEN_FIELD_TIME]; d++)
+			declared *= layout->radix;
+		if (declared <= layout->size[IDGEN_FIELD_TIME])
+		{
+			layout->size[IDGEN_FIELD_TIME] = declared;
+			layout->max_id = declared * scale - 1;
+		}
+	}
+}
+
+/*
+ * Fills *layout from a description, or fails with an error saying what is
+ * wrong with it: the one check for built-in and SQL-defined layouts alike.
+ * The name and field names are not kept.
+ */
+void
+layout_build(IdgenLayout *layout, const char *name, int64 epoch_ms, int64 tick_ms,
+			 int radix, int nfields, const char *const *names, const int *widths)
+{
+	int			total = 0;
+	int			limit = (radix == 10) ? LAYOUT_MAX_DIGITS : LAYOUT_MAX_BITS;
+	int			field_limit = (radix == 10) ? 9 : 31;
+
+	memset(layout, 0, sizeof(*layout));
+	layout->name = name;
+	if (radix != 2 && radix != 10)
+		layout_invalid(name, psprintf("The radix is %d.", radix),
+					   "Use radix 2 for widths in bits or 10 for widths in decimal digits.");
+	if (tick_ms < 1 || tick_ms > LAYOUT_MAX_TICK_MS)
+		layout_invalid(name, "The time unit must be a whole number of milliseconds from 1 millisecond to 1 day.", NULL);
+	if (epoch_ms < LAYOUT_MIN_EPOCH_MS || epoch_ms > LAYOUT_MAX_EPOCH_MS)
+		layout_invalid(name, "The epoch must be from 1900-01-01 to 2200-01-01.", NULL);
+	if (nfields < 2 || nfields > IDGEN_NFIELDS)
+		layout_invalid(name, psprintf("It has %d fields.", nfields),
+					   "Give a time field and one to five others, each kind at most once.");
+	for (int i = 0; i < nfields; i++)
+	{
+		IdgenField	f = layout_parse_field(name, names[i]);
+
+		if ((i == 0) != (f == IDGEN_FIELD_TIME))
+			layout_invalid(name, "The time field must come first, and only once.",
+						   "List the fields from the most significant down, starting with time.");
+		if (layout_has_field(layout, f))
+			layout_invalid(name, psprintf("Field \"%s\" appears twice.", names[i]), NULL);
+		if (f == IDGEN_FIELD_TIME ? (widths[i] < 1 || widths[i] > limit) :
+			(widths[i] < 0 || widths[i] > field_limit))
+			layout_invalid(name, psprintf("Field \"%s\" has width %d.", names[i], widths[i]),
+						   psprintf("Give time a width from 1 to %d and the other fields at most %d, so that they fit an int.",
+									limit, field_limit));
+		layout->order[i] = f;
+		layout->width[f] = widths[i];
+		layout->nfields = i + 1;
+		total += widths[i];
+	}
+	if (total > limit)
+		layout_invalid(name,
+					   psprintf("Its fields take %d %s; a bigint holds %d.", total,
+								radix == 10 ? "digits" : "bits", limit),
+					   "Narrow the fields.");
+	layout->epoch_ms = epoch_ms;
+	layout->tick_ms = (int) tick_ms;
+	layout->radix = radix;
+	layout_derive(layout);
+	if (layout->size[IDGEN_FIELD_TIME] > (LAYOUT_MAX_END_MS - epoch_ms) / tick_ms)
+		layout_invalid(name, "Its time field reaches past the year 9999.",
+					   "Narrow the time field or shorten the time unit.");
+}
+
+static void
+layout_build_spec(IdgenLayout *layout, const LayoutSpec *spec)
+{
+	layout_build(layout, spec->name, spec->epoch_ms, spec->tick_ms, spec->radix,
+				 spec->nfields, spec->fields, spec->widths);
+}
+
+/* Builds the layouts; the default one from idgen.epoch and idgen.node_bits. */
 void
 layout_configure(void)
 {
-	int64		epoch_ms;
+	LayoutSpec	spec = {DEFAULT_LAYOUT_NAME, 0, 1, 2, 4,
+	{"time", "node", "worker", "sequence"},
+	{IDGEN_TIME_BITS, idgen_node_bits_setting,
+	IDGEN_MACHINE_BITS - idgen_node_bits_setting, IDGEN_SEQ_BITS}};
 
-	if (!layout_parse_epoch(idgen_epoch_setting, &epoch_ms))
-		(void) layout_parse_epoch(IDGEN_DEFAULT_EPOCH, &epoch_ms);
-	default_layout.name = DEFAULT_LAYOUT_NAME;
-	default_layout.epoch_ms = epoch_ms;
-	default_layout.tick_ms = 1;
-	default_layout.nfields = 4;
-	default_layout.order[0] = IDGEN_FIELD_TIME;
-	default_layout.order[1] = IDGEN_FIELD_NODE;
-	default_layout.order[2] = IDGEN_FIELD_WORKER;
-	default_layout.order[3] = IDGEN_FIELD_SEQ;
-	default_layout.bits[IDGEN_FIELD_TIME] = IDGEN_TIME_BITS;
-	default_layout.bits[IDGEN_FIELD_NODE] = idgen_node_bits_setting;
-	default_layout.bits[IDGEN_FIELD_WORKER] = IDGEN_MACHINE_BITS - idgen_node_bits_setting;
-	default_layout.bits[IDGEN_FIELD_SEQ] = IDGEN_SEQ_BITS;
+	if (!layout_parse_epoch(idgen_epoch_setting, &spec.epoch_ms))
+		(void) layout_parse_epoch(IDGEN_DEFAULT_EPOCH, &spec.epoch_ms);
+	layout_build_spec(&default_layout, &spec);
+	for (int i = 0; i < (int) lengthof(builtin_specs); i++)
+		layout_build_spec(&builtin_layouts[i], &builtin_specs[i]);
 }
 
 const IdgenLayout *
@@ -146,28 +279,47 @@ layout_default(void)
 
 /*
  * "idgen" names the default layout, so that it reads as one of the layouts;
- * it is the only one that depends on settings.
+ * it is the only built-in one that depends on settings.
  */
 const IdgenLayout *
-layout_lookup(const char *name)
+layout_builtin(const char *name)
 {
-	StringInfoData names;
-
 	if (strcmp(name, DEFAULT_LAYOUT_NAME) == 0)
 		return &default_layout;
 	for (int i = 0; i < (int) lengthof(builtin_layouts); i++)
 		if (strcmp(name, builtin_layouts[i].name) == 0)
 			return &builtin_layouts[i];
+	return NULL;
+}
+
+/* A built-in layout, or one defined in SQL; an unknown name is an error. */
+const IdgenLayout *
+layout_lookup(const char *name)
+{
+	const IdgenLayout *layout = layout_builtin(name);
+	StringInfoData names;
+
+	if (layout == NULL)
+		layout = catalog_lookup(name);
+	if (layout != NULL)
+		return layout;
 
 	initStringInfo(&names);
 	appendStringInfoString(&names, DEFAULT_LAYOUT_NAME);
 	for (int i = 0; i < (int) lengthof(builtin_layouts); i++)
 		appendStringInfo(&names, ", %s", builtin_layouts[i].name);
 	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown idgen layout \"%s\"", name),
-			 errhint("The known layouts are %s.", names.data)));
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("idgen layout \"%s\" does not exist", name),
+			 errhint("The built-in layouts are %s; define others with idgen_define_layout().",
+					 names.data)));
 	return NULL;				/* keep compiler quiet */
+}
+
+const char *
+layout_field_name(IdgenField field)
+{
+	return field_names[field];
 }
 
 bool
@@ -179,6 +331,7 @@ layout_has_field(const IdgenLayout *layout, IdgenField field)
 	return false;
 }
 
+/* Each value is reduced to its field's range, so it cannot spill over. */
 int64
 layout_pack(const IdgenLayout *layout, const IdgenFields *fields)
 {
@@ -186,9 +339,9 @@ layout_pack(const IdgenLayout *layout, const IdgenFields *fields)
 
 	for (int i = 0; i < layout->nfields; i++)
 	{
-		int			bits = layout->bits[layout->order[i]];
+		IdgenField	f = layout->order[i];
 
-		id = (id << bits) | (fields->value[layout->order[i]] & LAYOUT_MASK(bits));
+		id += (fields->value[f] % layout->size[f]) * layout->scale[f];
 	}
 	return id;
 }
@@ -197,12 +350,14 @@ void
 layout_unpack(const IdgenLayout *layout, int64 id, IdgenFields *fields)
 {
 	memset(fields, 0, sizeof(*fields));
-	for (int i = layout->nfields - 1; i >= 0; i--)
+	for (int i = 0; i < layout->nfields; i++)
 	{
-		int			bits = layout->bits[layout->order[i]];
+		IdgenField	f = layout->order[i];
 
-		fields->value[layout->order[i]] = id & LAYOUT_MASK(bits);
-		id >>= bits;
+		fields->value[f] = id / layout->scale[f];
+		/* time keeps what is left: up to max_id, a decimal layout's last partial tick */
+		if (f != IDGEN_FIELD_TIME)
+			fields->value[f] %= layout->size[f];
 	}
 }
 
@@ -213,6 +368,5 @@ layout_unpack(const IdgenLayout *layout, int64 id, IdgenFields *fields)
 int64
 layout_last_ms(const IdgenLayout *layout)
 {
-	return layout->epoch_ms +
-		(LAYOUT_MASK(layout->bits[IDGEN_FIELD_TIME]) + 1) * layout->tick_ms - 1;
+	return layout->epoch_ms + layout->size[IDGEN_FIELD_TIME] * layout->tick_ms - 1;
 }

@@ -1,6 +1,7 @@
 /*
  * layout.h
- *		How the fields of an idgen ID are packed into a positive int64.
+ *		How the fields of an ID are packed into a non-negative int64: the
+ *		default layout, other systems' layouts and layouts defined in SQL.
  */
 #ifndef IDGEN_LAYOUT_H
 #define IDGEN_LAYOUT_H
@@ -8,8 +9,9 @@
 #include "utils/guc.h"
 
 /*
- * The fields an ID can carry.  idgen_decode() reports node as node_id (the
- * higher machine field of layouts that have two) and worker as worker_id.
+ * The kinds of field an ID can carry.  When generating, node holds
+ * idgen.node_id, worker the backend's worker id, shard a value the caller
+ * gives (or a random one), random fresh random bits.
  */
 typedef enum IdgenField
 {
@@ -17,24 +19,31 @@ typedef enum IdgenField
 	IDGEN_FIELD_NODE,
 	IDGEN_FIELD_WORKER,
 	IDGEN_FIELD_SEQ,
+	IDGEN_FIELD_SHARD,
+	IDGEN_FIELD_RANDOM,
 	IDGEN_NFIELDS
 } IdgenField;
 
 /*
- * Fields packed from the most significant bit down, below a sign bit that is
- * always 0.  Layouts differ in order (Sonyflake puts the sequence above the
- * machine id), so the order is listed; a field not listed is absent from the
- * layout, which differs from a field of width 0.  time counts tick_ms-
- * millisecond units since epoch_ms.
+ * Fields from the most significant down, time first.  A binary layout (radix
+ * 2) gives widths in bits below a sign bit that is always 0; a decimal one
+ * (radix 10) in digits, so each field is a run of decimal digits.  A field
+ * not listed is absent, which differs from a field of width 0.  time counts
+ * tick_ms-millisecond units since epoch_ms.  size and scale are derived:
+ * the number of values a field holds and its place value in the ID.
  */
 typedef struct IdgenLayout
 {
 	const char *name;
 	int64		epoch_ms;		/* Unix milliseconds of tick 0 */
 	int			tick_ms;
+	int			radix;
 	int			nfields;
 	IdgenField	order[IDGEN_NFIELDS];	/* most significant first */
-	int			bits[IDGEN_NFIELDS];	/* width of each field, by IdgenField */
+	int			width[IDGEN_NFIELDS];	/* by IdgenField */
+	int64		size[IDGEN_NFIELDS];
+	int64		scale[IDGEN_NFIELDS];
+	int64		max_id;			/* the largest ID the fields can make */
 } IdgenLayout;
 
 /* Field values by IdgenField; an absent field is 0. */
@@ -50,12 +59,21 @@ typedef struct IdgenFields
 #define IDGEN_DEFAULT_EPOCH	"2024-01-01"
 #define IDGEN_DEFAULT_NODE_BITS	4
 
+/* Limits on layouts defined in SQL */
+#define LAYOUT_MAX_BITS		63
+#define LAYOUT_MAX_DIGITS	19
+
 extern char *idgen_epoch_setting;
 extern int	idgen_node_bits_setting;
 
 extern void layout_configure(void);
 extern const IdgenLayout *layout_default(void);
 extern const IdgenLayout *layout_lookup(const char *name);
+extern const IdgenLayout *layout_builtin(const char *name);
+extern const char *layout_field_name(IdgenField field);
+extern void layout_build(IdgenLayout *layout, const char *name, int64 epoch_ms,
+						 int64 tick_ms, int radix, int nfields,
+						 const char *const *field_names, const int *widths);
 extern bool layout_has_field(const IdgenLayout *layout, IdgenField field);
 extern bool layout_check_epoch(char **newval, void **extra, GucSource source);
 extern bool layout_parse_epoch(const char *text, int64 *epoch_ms);

@@ -6,7 +6,9 @@
  * when it exits.  Claims and releases take the registry lock; generating does
  * not, because a dedicated slot has a single writer.  The last slot is shared
  * by every backend that finds no dedicated slot free, under its own lock, so
- * running out of slots slows generation down but never fails it.
+ * running out of slots slows generation down but never fails it.  Layouts
+ * whose IDs have no room for a backend's worker id generate in a state per
+ * layout, under one more lock.
  */
 #include "postgres.h"
 
@@ -25,10 +27,26 @@ typedef union RegistrySlotPadded
 	char		pad[TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(RegistrySlot))];
 } RegistrySlotPadded;
 
+/*
+ * Generator state of a layout other than the default, for backends that
+ * generate in it without a worker id of their own; kept for the server's
+ * lifetime, as the shared slot's is.
+ */
+typedef struct LayoutState
+{
+	char		name[NAMEDATALEN];	/* "" when unused */
+	GenState	gen;
+} LayoutState;
+
+/* Layouts that can be generated in without a worker id, per server run */
+#define REGISTRY_MAX_LAYOUTS 64
+
 typedef struct RegistryShared
 {
 	LWLock	   *claim_lock;		/* slot ownership */
 	LWLock	   *shared_slot_lock;	/* generation in the shared slot */
+	LWLock	   *layout_lock;	/* generation in layout states */
+	LayoutState layouts[REGISTRY_MAX_LAYOUTS];
 	int			nslots;
 	RegistrySlotPadded slots[FLEXIBLE_ARRAY_MEMBER];
 } RegistryShared;
@@ -55,7 +73,7 @@ void
 registry_shmem_request(void)
 {
 	RequestAddinShmemSpace(registry_shmem_size());
-	RequestNamedLWLockTranche(REGISTRY_TRANCHE, 2);
+	RequestNamedLWLockTranche(REGISTRY_TRANCHE, 3);
 }
 
 /* Runs in the postmaster at startup and after every crash reinitialisation. */
@@ -73,6 +91,7 @@ registry_shmem_startup(void)
 		memset(registry, 0, registry_shmem_size());
 		registry->claim_lock = &locks[0].lock;
 		registry->shared_slot_lock = &locks[1].lock;
+		registry->layout_lock = &locks[2].lock;
 		registry->nslots = registry_nslots();
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -172,4 +191,43 @@ registry_read_slot(int index, RegistrySlot *copy)
 	LWLockAcquire(registry->claim_lock, LW_SHARED);
 	*copy = registry->slots[index].slot;
 	LWLockRelease(registry->claim_lock);
+}
+
+/*
+ * Locks the layout states and returns the named layout's, starting one on
+ * first use.  The caller unlocks with registry_unlock_layout_state().
+ */
+GenState *
+registry_lock_layout_state(const char *layout_name)
+{
+	LayoutState *free_state = NULL;
+
+	LWLockAcquire(registry->layout_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
+	{
+		LayoutState *state = &registry->layouts[i];
+
+		if (strcmp(state->name, layout_name) == 0)
+			return &state->gen;
+		if (state->name[0] == '\0' && free_state == NULL)
+			free_state = state;
+	}
+	if (free_state == NULL)
+	{
+		LWLockRelease(registry->layout_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many idgen layouts generated in on this server"),
+				 errdetail("Up to %d layouts can be generated in without a worker id between restarts.",
+						   REGISTRY_MAX_LAYOUTS),
+				 errhint("Restart the server to forget layouts no longer used.")));
+	}
+	strlcpy(free_state->name, layout_name, NAMEDATALEN);
+	return &free_state->gen;
+}
+
+void
+registry_unlock_layout_state(void)
+{
+	LWLockRelease(registry->layout_lock);
 }

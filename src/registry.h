@@ -1,7 +1,8 @@
 /*
  * registry.h
  *		The worker registry in shared memory: one slot per generating backend,
- *		plus one shared, lock-protected slot for backends that find none free.
+ *		plus one shared, lock-protected slot for backends that find none free,
+ *		and the shared generator states of layouts generated without a worker.
  */
 #ifndef IDGEN_REGISTRY_H
 #define IDGEN_REGISTRY_H
@@ -19,7 +20,7 @@ typedef struct GenState
 	int64		last_ms;		/* Unix ms of the newest ID made here */
 	int64		clock_high;		/* highest clock reading trusted here */
 	int64		ms_base;		/* the ID of last_ms with sequence 0 */
-	int32		seq;			/* sequence of the newest ID in last_ms */
+	int64		seq;			/* sequence of the newest ID in last_ms */
 	bool		clock_behind;	/* riding out a clock regression */
 	uint64		issued;			/* IDs made by the current holder */
 	uint64		regressions;	/* clock regressions seen by the holder */
@@ -28,7 +29,8 @@ typedef struct GenState
 
 typedef struct RegistrySlot
 {
-	GenState	gen;
+	GenState	gen;			/* in the default layout */
+	int64		other_last_ms;	/* newest ms used here in any other layout */
 	pid_t		pid;			/* holder, 0 when free */
 	Oid			userid;			/* holder's user */
 	TimestampTz claimed_at;
@@ -45,5 +47,7 @@ extern RegistrySlot *registry_claim_slot(int *index);
 extern GenState *registry_lock_shared_slot(void);
 extern void registry_unlock_shared_slot(void);
 extern void registry_read_slot(int index, RegistrySlot *copy);
+extern GenState *registry_lock_layout_state(const char *layout_name);
+extern void registry_unlock_layout_state(void);
 
 #endif							/* IDGEN_REGISTRY_H */

@@ -1,0 +1,89 @@
+-- Layouts defined in SQL: idgen_define_layout(), the idgen_layout table,
+-- checks on every definition, generating and decoding in them.
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO';
+
+-- a Twitter-like layout with a 2020 epoch; a shard layout counting seconds;
+-- a decimal one: 12-digit ms | 2-digit node | 3-digit sequence
+SELECT idgen_define_layout('orders', '2020-01-01+00', '{time,node,worker,sequence}', '{41,5,5,12}');
+SELECT idgen_define_layout('tenants', '2020-01-01+00', '{time,shard,sequence}', '{35,12,16}', '1 second');
+SELECT idgen_define_layout('dec17', '2020-01-01+00', '{time,node,sequence}', '{12,2,3}', radix => 10);
+SELECT * FROM idgen_layout ORDER BY name;
+
+-- decoding values packed by hand: 1000 ms after 2020-01-01, node 3, worker 5,
+-- sequence 7; 10 s, shard 4000, sequence 9; 123456 ms, node 42, sequence 999
+SELECT * FROM idgen_decode((1000::bigint << 22) | (3 << 17) | (5 << 12) | 7, 'orders');
+SELECT * FROM idgen_decode((10::bigint << 28) | (4000 << 16) | 9, 'tenants');
+SELECT * FROM idgen_decode(123456::bigint * 100000 + 42 * 1000 + 999, 'dec17');
+SELECT idgen_from_timestamp('2020-01-01 00:00:10.999+00', 'tenants') = 10::bigint << 28 AS tick_start;
+
+-- generated IDs decode to now and to this server's node (3); tenants' shards
+-- are node 3's sixteenth (768-1023) unless given
+SELECT l, (d).node_id, (d).ts BETWEEN now() - interval '5 s' AND clock_timestamp() + interval '2 s' AS ts_now
+FROM unnest(ARRAY['orders', 'dec17']) l, LATERAL (SELECT idgen_decode(idgen_next(l), l) AS d) s
+ORDER BY l;
+SELECT (idgen_decode(idgen_next('tenants'), 'tenants')).node_id BETWEEN 768 AND 1023 AS node_3_shard,
+       (idgen_decode(idgen_next('tenants', 800), 'tenants')).node_id AS given_shard;
+SELECT l, count(*) AS n, count(DISTINCT id) AS distinct_ids
+FROM unnest(ARRAY['orders', 'tenants', 'dec17']) l, LATERAL idgen_next_batch(3000, l) id
+GROUP BY l ORDER BY l;
+
+-- definitions that are refused, and why
+SELECT idgen_define_layout('orders', '2020-01-01+00', '{time,node,worker,sequence}', '{41,5,5,12}');
+SELECT idgen_define_layout('twitter', '2020-01-01+00', '{time,sequence}', '{41,12}');
+SELECT idgen_define_layout('Orders', '2020-01-01+00', '{time,sequence}', '{41,12}');
+SELECT idgen_define_layout('1st', '2020-01-01+00', '{time,sequence}', '{41,12}');
+SELECT idgen_define_layout('wide', '2020-01-01+00', '{time,node,sequence}', '{41,11,12}');
+SELECT idgen_define_layout('wide', '2020-01-01+00', '{time,sequence}', '{13,7}', radix => 10);
+SELECT idgen_define_layout('wide', '2020-01-01+00', '{time,sequence}', '{20,32}');
+SELECT idgen_define_layout('order', '2020-01-01+00', '{node,time,sequence}', '{5,41,12}');
+SELECT idgen_define_layout('twice', '2020-01-01+00', '{time,node,node}', '{41,5,5}');
+SELECT idgen_define_layout('kind', '2020-01-01+00', '{time,machine,sequence}', '{41,5,12}');
+SELECT idgen_define_layout('count', '2020-01-01+00', '{time,node,sequence}', '{41,5}');
+SELECT idgen_define_layout('nulls', '2020-01-01+00', '{time,NULL}', '{41,5}');
+SELECT idgen_define_layout('future', date_trunc('day', now()) + interval '2 days', '{time,sequence}', '{41,12}');
+SELECT idgen_define_layout('old', '1899-12-31+00', '{time,sequence}', '{41,12}');
+SELECT idgen_define_layout('micro', '2020-01-01 00:00:00.0001+00', '{time,sequence}', '{41,12}');
+SELECT idgen_define_layout('inf', 'infinity', '{time,sequence}', '{41,12}');
+SELECT idgen_define_layout('unit', '2020-01-01+00', '{time,sequence}', '{41,12}', '1 month');
+SELECT idgen_define_layout('unit', '2020-01-01+00', '{time,sequence}', '{41,12}', '0.5 ms');
+SELECT idgen_define_layout('unit', '2020-01-01+00', '{time,sequence}', '{41,12}', '2 days');
+SELECT idgen_define_layout('forever', '2020-01-01+00', '{time,sequence}', '{51,12}');
+SELECT idgen_define_layout('radix', '2020-01-01+00', '{time,sequence}', '{41,12}', radix => 16);
+SELECT idgen_define_layout(NULL, '2020-01-01+00', '{time,sequence}', '{41,12}');
+-- the table's trigger checks rows written directly too
+INSERT INTO idgen_layout (name, epoch, fields, widths) VALUES ('direct', '2020-01-01+00', '{time,sequence}', '{41,40}');
+UPDATE idgen_layout SET widths = '{41,5,5,13}' WHERE name = 'orders';
+SELECT count(*) AS layouts FROM idgen_layout;
+
+-- layouts that decode but cannot generate here, and why
+SELECT idgen_define_layout('no-seq', '2020-01-01+00', '{time,node}', '{41,5}');
+SELECT idgen_define_layout('tiny-node', '2020-01-01+00', '{time,node,sequence}', '{41,1,12}');
+SELECT idgen_define_layout('anonymous', '2020-01-01+00', '{time,sequence}', '{41,12}');
+SELECT idgen_define_layout('few-workers', '2020-01-01+00', '{time,worker,sequence}', '{41,3,12}');
+SELECT * FROM idgen_decode(4097, 'anonymous');
+SELECT idgen_next('no-seq');
+SELECT idgen_next('tiny-node');
+SELECT idgen_next('anonymous');
+SELECT idgen_next('few-workers');
+
+-- dropping; a dropped layout is unknown at once, and a new definition is
+-- read at once: the same value now has a 3-digit node and 2-digit sequence
+SELECT idgen_drop_layout('dec17');
+SELECT * FROM idgen_decode(1, 'dec17');
+SELECT idgen_drop_layout('dec17');
+SELECT idgen_drop_layout('twitter');
+SELECT idgen_define_layout('dec17', '2020-01-01+00', '{time,node,sequence}', '{12,3,2}', radix => 10);
+SELECT * FROM idgen_decode(123456::bigint * 100000 + 42 * 1000 + 999, 'dec17');
+SELECT idgen_next('dec17') > 0 AS generates;
+
+-- only those who may write the table define layouts
+CREATE ROLE idgen_layout_user;
+SET ROLE idgen_layout_user;
+SELECT count(*) > 0 AS can_read FROM idgen_layout;
+SELECT idgen_define_layout('mine', '2020-01-01+00', '{time,node,sequence}', '{41,5,12}');
+SELECT (idgen_decode(idgen_next('orders'), 'orders')).node_id AS can_generate;
+RESET ROLE;
+DROP ROLE idgen_layout_user;
+
+SELECT idgen_drop_layout(name) FROM idgen_layout WHERE name IN ('no-seq', 'tiny-node', 'anonymous', 'few-workers');

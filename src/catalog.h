@@ -1,0 +1,13 @@
+/*
+ * catalog.h
+ *		Layouts defined in SQL, kept in the extension's table idgen_layout.
+ */
+#ifndef IDGEN_CATALOG_H
+#define IDGEN_CATALOG_H
+
+#include "layout.h"
+
+extern const IdgenLayout *catalog_lookup(const char *name);
+extern uint64 catalog_generation(void);
+
+#endif							/* IDGEN_CATALOG_H */
