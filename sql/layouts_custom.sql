@@ -47,7 +47,7 @@ SELECT idgen_define_layout('micro', '2020-01-01 00:00:00.0001+00', '{time,sequen
 SELECT idgen_define_layout('inf', 'infinity', '{time,sequence}', '{41,12}');
 SELECT idgen_define_layout('unit', '2020-01-01+00', '{time,sequence}', '{41,12}', '1 month');
 SELECT idgen_define_layout('unit', '2020-01-01+00', '{time,sequence}', '{41,12}', '0.5 ms');
-SELECT idgen_define_layout('unit', '2020-01-01+00', '{time,sequence}', '{41,12}', '2 days');
+SELECT idgen_define_layout('unit', '2020-01-01+00', '{time,sequence}', '{41,12}', '2 seconds');
 SELECT idgen_define_layout('forever', '2020-01-01+00', '{time,sequence}', '{51,12}');
 SELECT idgen_define_layout('radix', '2020-01-01+00', '{time,sequence}', '{41,12}', radix => 16);
 SELECT idgen_define_layout(NULL, '2020-01-01+00', '{time,sequence}', '{41,12}');

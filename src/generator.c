@@ -131,16 +131,17 @@ generator_skip_past(GenState *st, const GenPlan *plan, int64 tick)
 
 /*
  * After a crash, restart or promotion, a state's memory of its newest
- * millisecond is gone or stale; the high-water mark is a floor above every
- * millisecond used before, so the tick holding it is unused.  Starting there
- * may run ahead of the clock, so the clock is trusted to have reached the
- * floor less the allowed lead.
+ * millisecond is gone or stale; the high-water mark is a floor above the
+ * start of every tick used before, so the tick after the one holding the
+ * floor's previous millisecond is unused.  Starting there may run ahead of
+ * the clock, so the clock is trusted to have reached the floor less the
+ * allowed lead.
  */
 static void
 generator_apply_floor(GenState *st, const GenPlan *plan)
 {
 	int64		floor = hwm_floor();
-	int64		first = tick_start(plan, floor);
+	int64		first = tick_start(plan, floor - 1) + plan->tick_ms;
 
 	if (st->last_ms >= first - plan->tick_ms)
 		return;
@@ -291,7 +292,8 @@ generator_start_tick(GenState *st, const GenPlan *plan, int64 ms)
 				 errdetail("The layout holds times up to %s.",
 						   timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout)))),
 				 errhint("Move to a layout with a later end.")));
-	hwm_reserve(ms + plan->tick_ms - 1);
+	/* The tick's start: a long tick must not push the mark far ahead. */
+	hwm_reserve(ms);
 	if (plan->other_last_ms != NULL)
 		*plan->other_last_ms = Max(*plan->other_last_ms, ms + plan->tick_ms - 1);
 	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / plan->tick_ms;

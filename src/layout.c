@@ -32,7 +32,11 @@ static const char *const field_names[IDGEN_NFIELDS] = {
 #define LAYOUT_MIN_EPOCH_MS	INT64CONST(-2208988800000)	/* 1900-01-01 */
 #define LAYOUT_MAX_EPOCH_MS	INT64CONST(7258118400000)	/* 2200-01-01 */
 #define LAYOUT_MAX_END_MS	INT64CONST(253402300799999) /* 9999-12-31 */
-#define LAYOUT_MAX_TICK_MS	86400000	/* a day */
+/*
+ * After a restart a layout resumes in the tick after the high-water mark's,
+ * which may be up to a tick ahead of the clock: keep that wait short.
+ */
+#define LAYOUT_MAX_TICK_MS	1000
 
 typedef struct LayoutSpec
 {
@@ -209,7 +213,7 @@ layout_build(IdgenLayout *layout, const char *name, int64 epoch_ms, int64 tick_m
 		layout_invalid(name, psprintf("The radix is %d.", radix),
 					   "Use radix 2 for widths in bits or 10 for widths in decimal digits.");
 	if (tick_ms < 1 || tick_ms > LAYOUT_MAX_TICK_MS)
-		layout_invalid(name, "The time unit must be a whole number of milliseconds from 1 millisecond to 1 day.", NULL);
+		layout_invalid(name, "The time unit must be a whole number of milliseconds from 1 millisecond to 1 second.", NULL);
 	if (epoch_ms < LAYOUT_MIN_EPOCH_MS || epoch_ms > LAYOUT_MAX_EPOCH_MS)
 		layout_invalid(name, "The epoch must be from 1900-01-01 to 2200-01-01.", NULL);
 	if (nfields < 2 || nfields > IDGEN_NFIELDS)
