@@ -24,6 +24,19 @@ install_deps() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# Debian's nodejs and npm for the JavaScript client test, only those missing
+# from PATH: a node already there (NodeSource, nvm) is kept, not replaced.
+node_apt_packages() {
+	command -v node >/dev/null || echo nodejs
+	command -v npm >/dev/null || echo npm
+}
+
+# Installs the npm packages pinned by package-lock.json in directory $1,
+# without running their install scripts.
+npm_ci() {
+	(cd "$1" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+}
+
 # Builds idgen and installs it into the PostgreSQL tree (sudo when not root).
 build_and_install() {
 	local sudo=""
