@@ -506,10 +506,23 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 	lg->catalog = catalog_generation();
 }
 
-static LayoutGen *
-generator_layout(text *name_arg)
+/* The layout a call site named last, so that repeated calls skip the lookup. */
+typedef struct LayoutCallCache
 {
-	char	   *name = text_to_cstring(name_arg);
+	LayoutGen  *lg;
+	int			len;
+	char		name[NAMEDATALEN];
+} LayoutCallCache;
+
+static inline bool
+generator_layout_current(const LayoutGen *lg)
+{
+	return lg->claim == my_claims && lg->catalog == catalog_generation();
+}
+
+static LayoutGen *
+generator_layout_lookup(const char *name)
+{
 	LayoutGen  *lg;
 	bool		found;
 
@@ -525,7 +538,7 @@ generator_layout(text *name_arg)
 	if (strlen(name) >= NAMEDATALEN)
 		(void) layout_lookup(name); /* reports the unknown layout */
 	lg = hash_search(layout_gens, name, HASH_FIND, NULL);
-	if (lg == NULL || lg->claim != my_claims || lg->catalog != catalog_generation())
+	if (lg == NULL || !generator_layout_current(lg))
 	{
 		const IdgenLayout *layout = layout_lookup(name);
 
@@ -535,6 +548,27 @@ generator_layout(text *name_arg)
 		generator_plan_layout(lg, layout);
 	}
 	return lg;
+}
+
+static LayoutGen *
+generator_layout(FunctionCallInfo fcinfo, text *name_arg)
+{
+	LayoutCallCache *cache = (LayoutCallCache *) fcinfo->flinfo->fn_extra;
+	const char *name = VARDATA_ANY(name_arg);
+	int			len = VARSIZE_ANY_EXHDR(name_arg);
+
+	if (likely(cache != NULL && cache->len == len &&
+			   memcmp(cache->name, name, len) == 0 &&
+			   generator_layout_current(cache->lg)))
+		return cache->lg;
+	if (cache == NULL)
+		cache = fcinfo->flinfo->fn_extra =
+			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(LayoutCallCache));
+	cache->lg = generator_layout_lookup(text_to_cstring(name_arg));
+	/* names too long for a layout never get this far */
+	cache->len = len;
+	memcpy(cache->name, name, len);
+	return cache->lg;
 }
 
 static int64
@@ -596,9 +630,9 @@ generator_prepare(FunctionCallInfo fcinfo, int layout_arg)
 				 errhint("Pass a layout name, or call the function without one for the default layout.")));
 	if (!my_attached)
 		generator_attach();
-	else
+	else if (my_gen == NULL)
 		generator_maybe_reclaim(clock_now_ms());
-	lg = generator_layout(PG_GETARG_TEXT_PP(layout_arg));
+	lg = generator_layout(fcinfo, PG_GETARG_TEXT_PP(layout_arg));
 	if (lg->plan.layout == layout_default())
 	{
 		if (!PG_ARGISNULL(layout_arg + 1))
