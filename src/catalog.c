@@ -78,15 +78,6 @@ catalog_init_cache(void)
 	CacheRegisterRelcacheCallback(catalog_invalidate, (Datum) 0);
 }
 
-static void
-catalog_bad_row(const char *name, const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid idgen layout \"%s\"", name),
-			 errdetail_internal("%s", detail)));
-}
-
 static Datum
 catalog_column(HeapTuple tuple, TupleDesc desc, const char *column, bool *isnull)
 {
@@ -103,7 +94,7 @@ catalog_interval_ms(const char *name, Interval *unit)
 	int64		usecs = unit->day * USECS_PER_DAY + unit->time;
 
 	if (unit->month != 0 || usecs % 1000 != 0)
-		catalog_bad_row(name, "The time unit must be a whole number of milliseconds, without months.");
+		layout_invalid(name, "The time unit must be a whole number of milliseconds, without months.", NULL);
 	return usecs / 1000;
 }
 
@@ -137,18 +128,18 @@ catalog_row_to_layout(HeapTuple tuple, TupleDesc desc, IdgenLayout *layout, char
 	*name = TextDatumGetCString(name_d);
 	epoch = DatumGetTimestampTz(epoch_d);
 	if (TIMESTAMP_NOT_FINITE(epoch) || epoch % 1000 != 0)
-		catalog_bad_row(*name, "The epoch must be a finite timestamp in whole milliseconds.");
+		layout_invalid(*name, "The epoch must be a finite timestamp in whole milliseconds.", NULL);
 	deconstruct_array(DatumGetArrayTypeP(fields_d), TEXTOID, -1, false, TYPALIGN_INT,
 					  &field_elems, &field_nulls, &nfields);
 	deconstruct_array(DatumGetArrayTypeP(widths_d), INT4OID, 4, true, TYPALIGN_INT,
 					  &width_elems, &width_nulls, &nwidths);
 	if (nfields != nwidths || nfields > IDGEN_NFIELDS)
-		catalog_bad_row(*name, psprintf("It lists %d fields and %d widths; give one width per field, at most %d fields.",
-										nfields, nwidths, IDGEN_NFIELDS));
+		layout_invalid(*name, psprintf("It lists %d fields and %d widths; give one width per field, at most %d fields.",
+									   nfields, nwidths, IDGEN_NFIELDS), NULL);
 	for (int i = 0; i < nfields; i++)
 	{
 		if (field_nulls[i] || width_nulls[i])
-			catalog_bad_row(*name, "Its fields and widths must not contain NULL.");
+			layout_invalid(*name, "Its fields and widths must not contain NULL.", NULL);
 		field_names[i] = TextDatumGetCString(field_elems[i]);
 		widths[i] = DatumGetInt32(width_elems[i]);
 	}
@@ -272,7 +263,7 @@ idgen_layout_check(PG_FUNCTION_ARGS)
 	{
 		catalog_check_name(name);
 		if (layout.epoch_ms > clock_timestamptz_to_ms(GetCurrentTransactionStartTimestamp()))
-			catalog_bad_row(name, "The epoch is in the future, so the layout has no time for IDs made now.");
+			layout_invalid(name, "The epoch is in the future, so the layout has no time for IDs made now.", NULL);
 	}
 	return PointerGetDatum(tuple);
 }

@@ -134,7 +134,8 @@ layout_check_epoch(char **newval, void **extra, GucSource source)
 	return false;
 }
 
-static void
+/* Reports a layout description that cannot be used, saying why. */
+void
 layout_invalid(const char *name, const char *detail, const char *hint)
 {
 	ereport(ERROR,

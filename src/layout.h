@@ -74,6 +74,7 @@ extern const char *layout_field_name(IdgenField field);
 extern void layout_build(IdgenLayout *layout, const char *name, int64 epoch_ms,
 						 int64 tick_ms, int radix, int nfields,
 						 const char *const *field_names, const int *widths);
+extern void layout_invalid(const char *name, const char *detail, const char *hint) pg_attribute_noreturn();
 extern bool layout_has_field(const IdgenLayout *layout, IdgenField field);
 extern bool layout_check_epoch(char **newval, void **extra, GucSource source);
 extern bool layout_parse_epoch(const char *text, int64 *epoch_ms);
