@@ -321,12 +321,6 @@ layout_lookup(const char *name)
 	return NULL;				/* keep compiler quiet */
 }
 
-const char *
-layout_field_name(IdgenField field)
-{
-	return field_names[field];
-}
-
 bool
 layout_has_field(const IdgenLayout *layout, IdgenField field)
 {

@@ -70,7 +70,6 @@ extern void layout_configure(void);
 extern const IdgenLayout *layout_default(void);
 extern const IdgenLayout *layout_lookup(const char *name);
 extern const IdgenLayout *layout_builtin(const char *name);
-extern const char *layout_field_name(IdgenField field);
 extern void layout_build(IdgenLayout *layout, const char *name, int64 epoch_ms,
 						 int64 tick_ms, int radix, int nfields,
 						 const char *const *field_names, const int *widths);
