@@ -38,10 +38,11 @@ npm_ci() {
 }
 
 # Builds idgen and installs it into the PostgreSQL tree (sudo when not root).
+# BUILD_COPT adds compiler options (scripts/test: -Werror).
 build_and_install() {
 	local sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"
-	make -C "$ROOT" -s PG_CONFIG="$PG_BIN/pg_config" >/dev/null
+	make -C "$ROOT" -s PG_CONFIG="$PG_BIN/pg_config" COPT="${BUILD_COPT:-}" >/dev/null
 	$sudo make -C "$ROOT" -s install PG_CONFIG="$PG_BIN/pg_config" >/dev/null
 }
 

@@ -2,7 +2,7 @@
  * compat.h
  *		Every PostgreSQL version difference idgen cares about, in one place.
  *
- * idgen targets PostgreSQL 15 and builds on 13 to 18.
+ * idgen supports PostgreSQL 15 and later.
  */
 #ifndef IDGEN_COMPAT_H
 #define IDGEN_COMPAT_H
@@ -10,52 +10,25 @@
 #include "postgres.h"
 #include "utils/guc.h"
 
-/* PG 15 split the shared memory request out of the preload phase. */
-#if PG_VERSION_NUM >= 150000
-#define IDGEN_HAVE_SHMEM_REQUEST_HOOK 1
-#endif
-
-/* PG 15 renamed EmitWarningsOnPlaceholders and made it reserve the prefix. */
+/*
+ * The high-water mark reaches standbys through a custom WAL resource
+ * manager, which PostgreSQL has had since 15; without it a promoted standby
+ * could repeat IDs of its old primary.
+ */
 #if PG_VERSION_NUM < 150000
-#define MarkGUCPrefixReserved(prefix) EmitWarningsOnPlaceholders(prefix)
+#error "idgen requires PostgreSQL 15 or later: failover safety needs custom WAL resource managers"
 #endif
 
-/* PG 15 added the helper that sets up a materialized set-returning function. */
-#if PG_VERSION_NUM < 150000
-#include "funcapi.h"
-#include "miscadmin.h"
-#include "utils/tuplestore.h"
-
-#define MAT_SRF_USE_EXPECTED_DESC 0x01
-
-static inline void
-InitMaterializedSRF(FunctionCallInfo fcinfo, bits32 flags)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	TupleDesc	tupdesc;
-	MemoryContext old;
-
-	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
-		!(rsinfo->allowedModes & SFRM_Materialize) ||
-		((flags & MAT_SRF_USE_EXPECTED_DESC) && rsinfo->expectedDesc == NULL))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("materialize mode required, but it is not allowed in this context")));
-	if (flags & MAT_SRF_USE_EXPECTED_DESC)
-		tupdesc = rsinfo->expectedDesc;
-	else if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
-	rsinfo->setDesc = CreateTupleDescCopy(tupdesc);
-	rsinfo->setResult = tuplestore_begin_heap(true, false, work_mem);
-	rsinfo->returnMode = SFRM_Materialize;
-	MemoryContextSwitchTo(old);
-}
+/* PG 18 replaced the pg_attribute_noreturn() suffix with a pg_noreturn prefix. */
+#ifndef pg_noreturn
+#define pg_noreturn pg_attribute_noreturn()
 #endif
 
-/* PG 15 added custom WAL resource managers. */
-#if PG_VERSION_NUM >= 150000
-#define IDGEN_HAVE_CUSTOM_RMGR 1
+/* PG 18 lets a module report its name and version. */
+#if PG_VERSION_NUM >= 180000
+#define IDGEN_MODULE_MAGIC PG_MODULE_MAGIC_EXT(.name = "idgen", .version = IDGEN_VERSION)
+#else
+#define IDGEN_MODULE_MAGIC PG_MODULE_MAGIC
 #endif
 
 /* PG 17 replaced backend ids with proc numbers; both are unique among live backends. */
@@ -70,6 +43,38 @@ InitMaterializedSRF(FunctionCallInfo fcinfo, bits32 flags)
 /* PG 16 added soft input errors; before it they are plain errors. */
 #if PG_VERSION_NUM < 160000
 #define ereturn(context, dummy_value, ...) ereport(ERROR, __VA_ARGS__)
+#endif
+
+/* PG 16 exported get_extension_schema(); before it, read pg_extension. */
+#if PG_VERSION_NUM < 160000
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_extension.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+
+static inline Oid
+get_extension_schema(Oid ext_oid)
+{
+	Oid			result = InvalidOid;
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ext_oid));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		result = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return result;
+}
+#else
+#include "commands/extension.h"
 #endif
 
 #endif							/* IDGEN_COMPAT_H */

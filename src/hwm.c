@@ -186,7 +186,6 @@ hwm_raise_locked(int64 ms)
 		return;					/* someone else raised it meanwhile */
 	mark = Max(ms, clock_now_ms()) + idgen_max_lead_ms + HWM_STEP_MS;
 	hwm_write_file(mark);
-#ifdef IDGEN_HAVE_CUSTOM_RMGR
 	{
 		int64		since_epoch = mark - layout_default()->epoch_ms;
 
@@ -194,7 +193,6 @@ hwm_raise_locked(int64 ms)
 		XLogRegisterData((char *) &since_epoch, sizeof(since_epoch));
 		XLogFlush(XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK));
 	}
-#endif
 	pg_atomic_write_u64(&hwm->mark, (uint64) mark);
 }
 
@@ -279,7 +277,6 @@ hwm_writer_main(Datum arg)
 	}
 }
 
-#ifdef IDGEN_HAVE_CUSTOM_RMGR
 /*
  * Replay, on a standby or in crash recovery: nothing is generated during
  * recovery, so the floor follows the mark, and the file keeps it across a
@@ -323,7 +320,6 @@ static RmgrData hwm_rmgr = {
 	.rm_desc = hwm_desc,
 	.rm_identify = hwm_identify,
 };
-#endif
 
 /* During preload: the WAL resource manager and the mark writer. */
 void
@@ -331,9 +327,7 @@ hwm_register(void)
 {
 	BackgroundWorker worker = {0};
 
-#ifdef IDGEN_HAVE_CUSTOM_RMGR
 	RegisterCustomRmgr(IDGEN_RMGR_ID, &hwm_rmgr);
-#endif
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = 1;

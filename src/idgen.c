@@ -26,7 +26,7 @@
 #include "layout.h"
 #include "registry.h"
 
-PG_MODULE_MAGIC;
+IDGEN_MODULE_MAGIC;
 
 void		_PG_init(void);
 
@@ -35,18 +35,14 @@ static const char *bad_setting = NULL;
 static char *bad_setting_detail = NULL;
 static bool bad_setting_affects_layout = false;
 
-#ifdef IDGEN_HAVE_SHMEM_REQUEST_HOOK
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
-#endif
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static void
 idgen_shmem_request(void)
 {
-#ifdef IDGEN_HAVE_SHMEM_REQUEST_HOOK
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-#endif
 	registry_shmem_request();
 	hwm_shmem_request();
 }
@@ -223,12 +219,8 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
-#ifdef IDGEN_HAVE_SHMEM_REQUEST_HOOK
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = idgen_shmem_request;
-#else
-	idgen_shmem_request();
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = idgen_shmem_startup;
 	hwm_register();

@@ -8,6 +8,8 @@
 
 #include "utils/guc.h"
 
+#include "compat.h"
+
 /*
  * The kinds of field an ID can carry.  When generating, node holds
  * idgen.node_id, worker the backend's worker id, shard a value the caller
@@ -73,7 +75,7 @@ extern const IdgenLayout *layout_builtin(const char *name);
 extern void layout_build(IdgenLayout *layout, const char *name, int64 epoch_ms,
 						 int64 tick_ms, int radix, int nfields,
 						 const char *const *field_names, const int *widths);
-extern void layout_invalid(const char *name, const char *detail, const char *hint) pg_attribute_noreturn();
+pg_noreturn extern void layout_invalid(const char *name, const char *detail, const char *hint);
 extern bool layout_has_field(const IdgenLayout *layout, IdgenField field);
 extern bool layout_check_epoch(char **newval, void **extra, GucSource source);
 extern bool layout_parse_epoch(const char *text, int64 *epoch_ms);
