@@ -69,6 +69,7 @@ typedef struct GenPlan
 	int64		shard_lo;		/* shards this node may use */
 	int64		shard_count;
 	int64	   *other_last_ms;	/* where a dedicated state records its newest ms */
+	HwmEntry   *hwm;			/* the layout's high-water mark */
 } GenPlan;
 
 /* A layout's plan and, when it has a worker id of its own, its state. */
@@ -130,23 +131,23 @@ generator_skip_past(GenState *st, const GenPlan *plan, int64 tick)
 }
 
 /*
- * After a crash, restart or promotion, a state's memory of its newest
- * millisecond is gone or stale; the high-water mark is a floor above the
- * start of every tick used before, so the tick after the one holding the
+ * A state new to this server run, or whose memory of its newest tick is
+ * gone or stale (a crash, restart or promotion), starts after floor: every
+ * tick used before starts below it, so the tick after the one holding
  * floor's previous millisecond is unused.  Starting there may run ahead of
- * the clock, so the clock is trusted to have reached the floor less the
- * allowed lead.
+ * the clock.  The mark was up to HWM_STEP_MS above the IDs, so the clock is
+ * trusted to have reached the floor less that and the allowed lead: a clock
+ * behind that counts as a regression.
  */
 static void
-generator_apply_floor(GenState *st, const GenPlan *plan)
+generator_apply_floor(GenState *st, const GenPlan *plan, int64 floor)
 {
-	int64		floor = hwm_floor();
 	int64		first = tick_start(plan, floor - 1) + plan->tick_ms;
 
 	if (st->last_ms >= first - plan->tick_ms)
 		return;
 	generator_skip_past(st, plan, first - plan->tick_ms);
-	st->clock_high = Max(st->clock_high, floor - idgen_max_lead_ms);
+	st->clock_high = Max(st->clock_high, floor - idgen_max_lead_ms - HWM_STEP_MS);
 }
 
 static void
@@ -161,6 +162,7 @@ generator_plan_default(void)
 	default_plan.seq_scale = 1;
 	default_plan.node = idgen_node_id;
 	default_plan.worker = my_worker;
+	default_plan.hwm = hwm_attach(layout);
 }
 
 static void
@@ -175,7 +177,7 @@ generator_claim(void)
 		my_worker = index;
 		my_claims++;
 		generator_plan_default();
-		generator_apply_floor(&slot->gen, &default_plan);
+		generator_apply_floor(&slot->gen, &default_plan, hwm_floor(default_plan.hwm));
 		my_slot = slot;
 		my_gen = &slot->gen;
 	}
@@ -209,9 +211,22 @@ generator_maybe_reclaim(int64 now)
 	generator_claim();
 }
 
+/*
+ * The clock is too far behind the newest ID, or the high-water mark.  After
+ * a restart that moved idgen.epoch later, the mark is ahead by the move: say
+ * so rather than blame the clock.
+ */
 static void
-generator_refuse_clock(int64 behind)
+generator_refuse_clock(const GenPlan *plan, int64 behind)
 {
+	if (hwm_epoch_moved_later(plan->hwm))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot generate idgen IDs because %s was moved later", "idgen.epoch"),
+				 errdetail("IDs issued before the change have larger time fields; new IDs must be above them, and the clock reaches them in %lld ms.",
+						   (long long) behind),
+				 errhint("Set %s back to the date it had when those IDs were issued, and restart the server.",
+						 "idgen.epoch")));
 	ereport(ERROR,
 			(errcode(ERRCODE_SYSTEM_ERROR),
 			 errmsg("system clock is %lld ms behind the time of the newest idgen ID",
@@ -228,12 +243,12 @@ generator_refuse_clock(int64 behind)
  * that long.
  */
 static void
-generator_clock_behind(GenState *st, int64 now)
+generator_clock_behind(GenState *st, const GenPlan *plan, int64 now)
 {
 	int64		behind = st->clock_high - now;
 
 	if (behind > idgen_max_clock_regression_ms)
-		generator_refuse_clock(behind);
+		generator_refuse_clock(plan, behind);
 	if (!st->clock_behind)
 	{
 		st->clock_behind = true;
@@ -247,20 +262,23 @@ generator_clock_behind(GenState *st, int64 now)
 
 /*
  * Sleeps until the clock reaches target_ms, holding no lock, so borrowing
- * stays within bounds.  A clock too far behind is refused instead: no
- * unbounded sleep.
+ * stays within bounds.  A wait longer than the clock may lag the newest ID
+ * (or than a high-water mark's step, after a restart) is refused instead:
+ * no unbounded sleep.
  */
 static void
-generator_sleep_until(int64 target_ms)
+generator_sleep_until(const GenPlan *plan, int64 target_ms)
 {
+	int64		limit = Max(idgen_max_clock_regression_ms, HWM_STEP_MS) + plan->tick_ms;
+
 	for (;;)
 	{
 		int64		now = clock_now_ms();
 
 		if (now >= target_ms)
 			return;
-		if (target_ms - now > idgen_max_clock_regression_ms)
-			generator_refuse_clock(target_ms - now);
+		if (target_ms - now > limit)
+			generator_refuse_clock(plan, target_ms - now);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 Min(target_ms - now, 10), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -293,7 +311,7 @@ generator_start_tick(GenState *st, const GenPlan *plan, int64 ms)
 						   timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout)))),
 				 errhint("Move to a layout with a later end.")));
 	/* The tick's start: a long tick must not push the mark far ahead. */
-	hwm_reserve(ms);
+	hwm_reserve(plan->hwm, ms);
 	if (plan->other_last_ms != NULL)
 		*plan->other_last_ms = Max(*plan->other_last_ms, ms + plan->tick_ms - 1);
 	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / plan->tick_ms;
@@ -320,7 +338,7 @@ generator_try_step(GenState *st, const GenPlan *plan, int64 now, int64 *id,
 			st->clock_behind = false;
 	}
 	else
-		generator_clock_behind(st, now);
+		generator_clock_behind(st, plan, now);
 	if (unlikely(plan->tick_ms != 1))
 		now = tick_start(plan, now);
 
@@ -353,37 +371,39 @@ generator_next_dedicated(GenState *st, const GenPlan *plan)
 	int64		wait_until;
 
 	while (!generator_try_step(st, plan, clock_now_ms(), &id, &wait_until))
-		generator_sleep_until(wait_until);
+		generator_sleep_until(plan, wait_until);
 	return id;
 }
 
 /*
  * A state shared under a lock; the clock is read under the lock, as another
- * holder may have just moved on.
+ * holder may have just moved on.  A state new in this server run starts
+ * above every tick its layout used before (hwm_fresh_floor).
  */
 static int64
-generator_next_locked(GenState *(*lock) (const char *), void (*unlock) (void),
-					  const GenPlan *plan)
+generator_next_locked(GenState *(*lock) (const char *, HwmEntry *, bool *),
+					  void (*unlock) (void), const GenPlan *plan)
 {
 	int64		id;
 	int64		wait_until;
 
 	for (;;)
 	{
-		GenState   *st = lock(plan->layout->name);
+		bool		fresh = false;
+		GenState   *st = lock(plan->layout->name, plan->hwm, &fresh);
 		bool		done;
 
-		generator_apply_floor(st, plan);
+		generator_apply_floor(st, plan, fresh ? hwm_fresh_floor(plan->hwm) : hwm_floor(plan->hwm));
 		done = generator_try_step(st, plan, clock_now_ms(), &id, &wait_until);
 		unlock();
 		if (done)
 			return id;
-		generator_sleep_until(wait_until);
+		generator_sleep_until(plan, wait_until);
 	}
 }
 
 static GenState *
-lock_shared_slot(const char *layout_name)
+lock_shared_slot(const char *layout_name, HwmEntry *hwm, bool *fresh)
 {
 	return registry_lock_shared_slot();
 }
@@ -479,6 +499,7 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 		generator_cannot(layout, "It has no sequence field.", "Give the layout a sequence field.");
 	memset(plan, 0, sizeof(*plan));
 	plan->layout = layout;
+	plan->hwm = hwm_attach(layout);
 	plan->tick_ms = layout->tick_ms;
 	plan->seq_max = layout->size[IDGEN_FIELD_SEQ] - 1;
 	plan->seq_scale = layout->scale[IDGEN_FIELD_SEQ];
@@ -496,7 +517,7 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 			/* A new worker id: start after its previous holders' newest tick. */
 			memset(&lg->gen, 0, sizeof(lg->gen));
 			generator_skip_past(&lg->gen, plan, tick_start(plan, my_slot->other_last_ms));
-			generator_apply_floor(&lg->gen, plan);
+			generator_apply_floor(&lg->gen, plan, hwm_floor(plan->hwm));
 		}
 		else
 			/* Fields packed under the old plan must not be reused. */

@@ -1,34 +1,52 @@
 /*
  * hwm.c
- *		The high-water mark that makes ID uniqueness survive crashes,
- *		restarts and standby promotion.
+ *		High-water marks that make ID uniqueness survive crashes, restarts and
+ *		standby promotion.
  *
- * Every millisecond idgen has used is below the mark, and the mark is durable
- * before any millisecond below it is used: it is written to the file
- * idgen_hwm in the data directory (fsynced, renamed into place) and logged in
- * WAL through a custom resource manager, flushed.  Both hold it in
- * milliseconds since idgen.epoch, the unit of the IDs' time field, so a
- * server restarted or promoted with another epoch still resumes above every
- * time field used before.  After a crash or restart the file
- * gives the floor where generation resumes, whatever the clock says; a
- * standby replays the WAL records, so when it is promoted it resumes above
- * every ID the old primary made before the WAL it received.
+ * Each layout has a mark: every tick of it that idgen has used starts below
+ * the mark, and the mark is durable before any tick below it is used.  It is
+ * written to the file idgen_hwm in the data directory (fsynced, renamed into
+ * place) and logged in WAL through a custom resource manager, flushed.  After
+ * a crash or restart the file gives each layout the floor where generation
+ * resumes, whatever the clock says; a standby replays the WAL records, so
+ * when it is promoted it resumes above every ID the old primary made before
+ * the WAL it received.
  *
- * The mark runs HWM_STEP_MS plus idgen.max_lead_ms ahead of the clock.  When
- * a backend's time comes within half a step of it, the backend wakes the
- * "idgen mark writer" background worker, which raises the mark, so the hot
- * path does no I/O; only a backend that reaches the mark itself (an idle
- * server's first ID, or a worker that fell behind) raises it synchronously.
+ * A mark is Unix milliseconds together with the epoch of the layout when it
+ * was written.  If the epoch has changed since (idgen.epoch, for the default
+ * layout), the mark is moved with it, so that it still bounds the time field
+ * values already used: moving the epoch can never repeat an ID.  Marks are
+ * per layout, so that one layout that borrowed far ahead of the clock does
+ * not hold back the others after a restart.
+ *
+ * The table of marks has room for every built-in layout and some defined in
+ * SQL; layouts that find it full share one overflow mark, named "*", which
+ * is also the floor of any layout that gets a mark of its own later.  At
+ * startup, marks of layouts defined in SQL that the clock has passed are
+ * folded into the overflow mark, so the table holds only marks that matter.
+ *
+ * Marks run HWM_STEP_MS ahead of the newest tick asked for.  When a backend's
+ * time comes within half a step of its mark, the backend wakes the "idgen
+ * mark writer" background worker, which raises the mark, so the hot path
+ * does no I/O; only a backend that reaches the mark itself (an idle server's
+ * first ID, or a burst that outruns the writer) raises it synchronously.
+ *
+ * Locking: hwm->lock (exclusive) guards the table's names, epochs and
+ * floors, and serialises raising marks and writing the file.  Marks and
+ * requests are atomics, read without the lock on the hot path: a mark is
+ * published only after it is durable, so a stale read is merely lower.
  */
 #include "postgres.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
-#include "fmgr.h"
+#include "access/xlogrecovery.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
@@ -41,32 +59,55 @@
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
+#include "utils/timestamp.h"
 
 #include "clock.h"
 #include "compat.h"
-#include "generator.h"
 #include "hwm.h"
 #include "layout.h"
 
 #define HWM_FILE		"idgen_hwm"
 #define HWM_TMP_FILE	"idgen_hwm.tmp"
-#define HWM_STEP_MS		1000
+#define HWM_MAX_ENTRIES 64
+#define HWM_OVERFLOW	"*"
+#define HWM_LINE_MAX	(NAMEDATALEN + 64)
 
 /*
  * WAL resource manager id.  Custom ids are coordinated on the PostgreSQL
  * wiki; this one is idgen's until it is listed there.
  */
 #define IDGEN_RMGR_ID	171
-#define XLOG_IDGEN_MARK	0x00
+#define XLOG_IDGEN_MARK 0x10
+
+/* A layout's mark, as the WAL carries it. */
+typedef struct xl_idgen_mark
+{
+	int64		epoch_ms;		/* the layout's epoch, Unix ms */
+	int64		mark_ms;		/* the mark, Unix ms */
+	char		layout[NAMEDATALEN];
+} xl_idgen_mark;
+
+#define SizeOfIdgenMark (offsetof(xl_idgen_mark, layout) + NAMEDATALEN)
+
+struct HwmEntry
+{
+	char		name[NAMEDATALEN];	/* "" when unused */
+	int64		epoch_ms;		/* the epoch mark and floor are counted in */
+	int64		floor;			/* the mark when generation (re)started */
+	bool		epoch_later;	/* the epoch moved later since the floor's IDs */
+	pg_atomic_uint64 mark;		/* every used tick start is below it */
+	pg_atomic_uint64 requested; /* newest tick start a backend asked for */
+	pg_atomic_uint64 retired;	/* newest tick start of a given-up shared state */
+};
 
 typedef struct HwmShared
 {
-	LWLock	   *lock;			/* serialises raising the mark */
-	pg_atomic_uint64 mark;		/* every used millisecond is below this */
-	pg_atomic_uint64 requested;	/* highest millisecond a backend asked for */
-	int64		floor;			/* the mark when generation (re)started */
+	LWLock	   *lock;
 	bool		corrupt;		/* the file could not be read */
+	char		corrupt_detail[256];
 	Latch	   *writer_latch;	/* the mark writer, when running */
+	bool		restore_warned;
+	HwmEntry	entries[HWM_MAX_ENTRIES];	/* [0] is the overflow mark */
 } HwmShared;
 
 static HwmShared *hwm = NULL;
@@ -86,35 +127,213 @@ hwm_shmem_request(void)
 	RequestNamedLWLockTranche("idgen mark", 1);
 }
 
-/* Reads the mark (since the epoch) from the file: 0 when there is none, -1 when unreadable. */
+/* A mark counted from one epoch, moved to count the same IDs from another. */
 static int64
-hwm_read_file(void)
+hwm_convert(int64 mark, int64 from_epoch, int64 to_epoch)
 {
-	char		buf[64];
-	char	   *end;
-	int64		mark;
-	ssize_t		len;
-	int			fd = open(HWM_FILE, O_RDONLY | PG_BINARY, 0);
+	return Max(mark + (to_epoch - from_epoch), 0);
+}
 
-	if (fd < 0)
+static int64
+hwm_mark(HwmEntry *e)
+{
+	return (int64) pg_atomic_read_u64(&e->mark);
+}
+
+static HwmEntry *
+hwm_overflow(void)
+{
+	return &hwm->entries[0];
+}
+
+static HwmEntry *
+hwm_find(const char *name)
+{
+	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+		if (strcmp(hwm->entries[i].name, name) == 0)
+			return &hwm->entries[i];
+	return NULL;
+}
+
+/* A new entry starting at the overflow floor, or NULL when the table is full. */
+static HwmEntry *
+hwm_add(const char *name, int64 epoch_ms)
+{
+	HwmEntry   *overflow = hwm_overflow();
+
+	for (int i = 1; i < HWM_MAX_ENTRIES; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+
+		if (e->name[0] != '\0')
+			continue;
+		strlcpy(e->name, name, NAMEDATALEN);
+		e->epoch_ms = epoch_ms;
+		e->floor = overflow->floor;
+		pg_atomic_write_u64(&e->mark, (uint64) overflow->floor);
+		pg_atomic_write_u64(&e->requested, 0);
+		pg_atomic_write_u64(&e->retired, 0);
+		return e;
+	}
+	return NULL;
+}
+
+/*
+ * Raises e's mark and floor to at least mark, counted from epoch_ms.  The
+ * overflow mark serves layouts of any epoch, so it keeps Unix milliseconds
+ * as they are.
+ */
+static void
+hwm_merge(HwmEntry *e, int64 epoch_ms, int64 mark)
+{
+	if (e != hwm_overflow())
+		mark = hwm_convert(mark, epoch_ms, e->epoch_ms);
+	e->floor = Max(e->floor, mark);
+	if (mark > (int64) pg_atomic_read_u64(&e->mark))
+		pg_atomic_write_u64(&e->mark, (uint64) mark);
+}
+
+/* The layout's entry, added if need be; the overflow entry when full. */
+static HwmEntry *
+hwm_entry(const char *name, int64 epoch_ms)
+{
+	HwmEntry   *e = hwm_find(name);
+
+	if (e == NULL)
+		e = hwm_add(name, epoch_ms);
+	return e ? e : hwm_overflow();
+}
+
+static void
+hwm_set_corrupt(const char *detail)
+{
+	hwm->corrupt = true;
+	strlcpy(hwm->corrupt_detail, detail, sizeof(hwm->corrupt_detail));
+	ereport(WARNING,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("idgen high-water mark file \"%s\" is unreadable; generating IDs is refused",
+					HWM_FILE),
+			 errdetail_internal("%s", detail)));
+}
+
+/*
+ * One line of the file: "<layout> <epoch ms> <mark ms>".  Values outside
+ * the range a layout can have are refused, not clamped: such a file was not
+ * written by idgen.
+ */
+static bool
+hwm_parse_line(const char *line, char *name, int64 *epoch_ms, int64 *mark)
+{
+	long long	epoch;
+	long long	value;
+	int			end = -1;
+
+	if (sscanf(line, "%63s %lld %lld%n", name, &epoch, &value, &end) != 3 ||
+		line[end] != '\0')
+		return false;
+	if (strcmp(name, HWM_OVERFLOW) != 0 && !layout_valid_name(name))
+		return false;
+	if (epoch < LAYOUT_MIN_EPOCH_MS || epoch > LAYOUT_MAX_EPOCH_MS ||
+		value < 0 || value > LAYOUT_MAX_END_MS)
+		return false;
+	*epoch_ms = epoch;
+	*mark = value;
+	return true;
+}
+
+/* Loads the file into the table; false (and the table marked corrupt) if unreadable. */
+static bool
+hwm_load_file(void)
+{
+	FILE	   *f = AllocateFile(HWM_FILE, "r");
+	char		line[HWM_LINE_MAX];
+	int			lineno = 0;
+	bool		bad = false;
+
+	if (f == NULL)
 	{
 		if (errno != ENOENT)
-			return -1;
-		ereport(LOG,
-				(errmsg("idgen: no high-water mark file \"%s\"; IDs start from the clock", HWM_FILE),
-				 errdetail("This is expected on a new cluster. After pg_upgrade or a restore, copy the file from the old data directory.")));
-		return 0;
+		{
+			hwm_set_corrupt(psprintf("It could not be opened: %s.", strerror(errno)));
+			return false;
+		}
+		ereport(WARNING,
+				(errmsg("idgen high-water mark file \"%s\" is missing; IDs start from the clock", HWM_FILE),
+				 errdetail("This is expected on a new cluster. Otherwise IDs issued before may repeat if the clock is behind them."),
+				 errhint("After pg_upgrade or a file-level restore, stop the server and copy \"%s\" from the old data directory.",
+						 HWM_FILE)));
+		return true;
 	}
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -1;
-	buf[len] = '\0';
-	errno = 0;
-	mark = strtoll(buf, &end, 10);
-	if (errno != 0 || end == buf || strcmp(end, "\n") != 0 || mark < 0)
-		return -1;
-	return mark;
+	while (!bad && fgets(line, sizeof(line), f) != NULL)
+	{
+		char		name[NAMEDATALEN];
+		int64		epoch_ms;
+		int64		mark;
+		size_t		len = strlen(line);
+
+		lineno++;
+		bad = len == 0 || line[len - 1] != '\n';
+		if (bad || line[0] == '#')
+			continue;
+		line[len - 1] = '\0';
+		bad = !hwm_parse_line(line, name, &epoch_ms, &mark);
+		if (bad)
+			continue;
+		if (strcmp(name, HWM_OVERFLOW) == 0)
+			hwm_merge(hwm_overflow(), epoch_ms, mark);
+		else
+			hwm_merge(hwm_entry(name, epoch_ms), epoch_ms, mark);
+	}
+	if (bad || ferror(f))
+	{
+		FreeFile(f);
+		hwm_set_corrupt(psprintf("Line %d is not of the form \"<layout> <epoch in Unix ms> <mark in Unix ms>\".",
+								 lineno));
+		return false;
+	}
+	FreeFile(f);
+	return true;
+}
+
+/*
+ * Built-in layouts always have marks of their own; marks of layouts defined
+ * in SQL that the clock has passed protect nothing the overflow mark cannot,
+ * so they are folded into it, keeping the table for the marks that matter.
+ */
+static void
+hwm_arrange_entries(void)
+{
+	int64		now = clock_now_ms();
+	const IdgenLayout *layout;
+
+	for (int i = 1; i < HWM_MAX_ENTRIES; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+
+		if (e->name[0] == '\0' || layout_builtin(e->name) != NULL ||
+			(int64) pg_atomic_read_u64(&e->mark) > now)
+			continue;
+		hwm_merge(hwm_overflow(), 0, (int64) pg_atomic_read_u64(&e->mark));
+		memset(e->name, 0, NAMEDATALEN);
+	}
+	for (int i = 0; (layout = layout_builtin_at(i)) != NULL; i++)
+	{
+		HwmEntry   *e = hwm_entry(layout->name, layout->epoch_ms);
+
+		if (e->epoch_ms == layout->epoch_ms)
+			continue;
+		ereport(LOG,
+				(errmsg("idgen: the epoch of layout \"%s\" changed from %s to %s since its last IDs",
+						layout->name,
+						pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(e->epoch_ms))),
+						pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout->epoch_ms)))),
+				 errdetail("IDs resume above those issued before, counted from the new epoch.")));
+		e->epoch_later = layout->epoch_ms > e->epoch_ms;
+		e->floor = hwm_convert(e->floor, e->epoch_ms, layout->epoch_ms);
+		pg_atomic_write_u64(&e->mark, (uint64) hwm_convert((int64) pg_atomic_read_u64(&e->mark),
+														   e->epoch_ms, layout->epoch_ms));
+		e->epoch_ms = layout->epoch_ms;
+	}
 }
 
 /* Runs in the postmaster at startup and after every crash reinitialisation. */
@@ -124,40 +343,100 @@ hwm_shmem_startup(void)
 	bool		found;
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	hwm = ShmemInitStruct("idgen high-water mark", hwm_shmem_size(), &found);
+	hwm = ShmemInitStruct("idgen high-water marks", hwm_shmem_size(), &found);
 	if (!found)
 	{
-		int64		mark = hwm_read_file();
-
 		memset(hwm, 0, sizeof(HwmShared));
 		hwm->lock = &(GetNamedLWLockTranche("idgen mark"))[0].lock;
-		hwm->corrupt = mark < 0;
-		if (hwm->corrupt)
-			ereport(LOG,
-					(errmsg("idgen: could not read \"%s\"; generating IDs is refused",
-							HWM_FILE)));
-		hwm->floor = Max(mark, 0) + layout_default()->epoch_ms;
-		pg_atomic_init_u64(&hwm->mark, (uint64) hwm->floor);
-		pg_atomic_init_u64(&hwm->requested, 0);
+		for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+		{
+			pg_atomic_init_u64(&hwm->entries[i].mark, 0);
+			pg_atomic_init_u64(&hwm->entries[i].requested, 0);
+			pg_atomic_init_u64(&hwm->entries[i].retired, 0);
+		}
+		strlcpy(hwm_overflow()->name, HWM_OVERFLOW, NAMEDATALEN);
+		if (hwm_load_file())
+			hwm_arrange_entries();
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/* Makes the mark durable in the file: write, fsync, rename into place. */
-static void
-hwm_write_file(int64 mark)
+/*
+ * The mark of a layout, for as long as the server runs.  A layout defined in
+ * SQL and defined again with another epoch keeps the mark of the old one, in
+ * Unix milliseconds (README: redefining a layout starts a new numbering).
+ */
+HwmEntry *
+hwm_attach(const IdgenLayout *layout)
 {
-	char		buf[64];
-	int			len = snprintf(buf, sizeof(buf), "%lld\n",
-							   (long long) (mark - layout_default()->epoch_ms));
-	int			fd = OpenTransientFile(HWM_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	HwmEntry   *e;
 
+	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
+	e = hwm_entry(layout->name, layout->epoch_ms);
+	LWLockRelease(hwm->lock);
+	return e;
+}
+
+int64
+hwm_floor(const HwmEntry *e)
+{
+	return e->floor;
+}
+
+/*
+ * A shared state of the layout is given up (registry.c); the next one must
+ * start after its newest tick, which the mark may be well above.
+ */
+void
+hwm_retire(HwmEntry *e, int64 tick_start_ms)
+{
+	uint64		retired = pg_atomic_read_u64(&e->retired);
+
+	while (retired < (uint64) tick_start_ms &&
+		   !pg_atomic_compare_exchange_u64(&e->retired, &retired, (uint64) tick_start_ms))
+		;
+}
+
+/* Where a new shared state of the layout starts: above every tick used before. */
+int64
+hwm_fresh_floor(HwmEntry *e)
+{
+	return Max(e->floor, (int64) pg_atomic_read_u64(&e->retired) + 1);
+}
+
+/* The epoch moved later at startup, and the clock has not passed the floor yet. */
+bool
+hwm_epoch_moved_later(const HwmEntry *e)
+{
+	return e->epoch_later && clock_now_ms() < e->floor;
+}
+
+static void
+hwm_write_line(StringInfo buf, const HwmEntry *e, int64 mark)
+{
+	appendStringInfo(buf, "%s %lld %lld\n", e->name, (long long) e->epoch_ms, (long long) mark);
+}
+
+/* Makes the marks durable in the file: write, fsync, rename into place. */
+static void
+hwm_write_file(const int64 *marks)
+{
+	StringInfoData buf;
+	int			fd;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "# idgen high-water marks: layout, epoch and mark in Unix milliseconds\n");
+	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+		if (hwm->entries[i].name[0] != '\0')
+			hwm_write_line(&buf, &hwm->entries[i], marks[i]);
+
+	fd = OpenTransientFile(HWM_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not create file \"%s\": %m", HWM_TMP_FILE)));
 	errno = 0;
-	if (write(fd, buf, len) != len || pg_fsync(fd) != 0)
+	if (write(fd, buf.data, buf.len) != buf.len || pg_fsync(fd) != 0)
 	{
 		int			save_errno = errno ? errno : ENOSPC;
 
@@ -172,53 +451,80 @@ hwm_write_file(int64 mark)
 				(errcode_for_file_access(),
 				 errmsg("could not close file \"%s\": %m", HWM_TMP_FILE)));
 	(void) durable_rename(HWM_TMP_FILE, HWM_FILE, ERROR);
+	pfree(buf.data);
 }
 
-/* Raises the mark to cover ms; the caller holds the lock. */
-static void
-hwm_raise_locked(int64 ms)
+static XLogRecPtr
+hwm_log_mark(const HwmEntry *e, int64 mark)
 {
-	int64		mark;
+	xl_idgen_mark rec = {0};
 
-	if (hwm->corrupt)
-		return;					/* keep the evidence; hwm_reserve refuses */
-	if (ms + HWM_STEP_MS / 2 < (int64) pg_atomic_read_u64(&hwm->mark))
-		return;					/* someone else raised it meanwhile */
-	mark = Max(ms, clock_now_ms()) + idgen_max_lead_ms + HWM_STEP_MS;
-	hwm_write_file(mark);
-	{
-		int64		since_epoch = mark - layout_default()->epoch_ms;
-
-		XLogBeginInsert();
-		XLogRegisterData((char *) &since_epoch, sizeof(since_epoch));
-		XLogFlush(XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK));
-	}
-	pg_atomic_write_u64(&hwm->mark, (uint64) mark);
-}
-
-static void
-hwm_raise(int64 ms)
-{
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	hwm_raise_locked(ms);
-	LWLockRelease(hwm->lock);
-}
-
-int64
-hwm_floor(void)
-{
-	return hwm->floor;
+	rec.epoch_ms = e->epoch_ms;
+	rec.mark_ms = mark;
+	strlcpy(rec.layout, e->name, NAMEDATALEN);
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, SizeOfIdgenMark);
+	return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK);
 }
 
 /*
- * Called for every millisecond before an ID of it is handed out.  Below the
+ * Raises every mark that a request has come near, and e's to cover ms
+ * (ms < 0: none), making them durable before publishing them.  The caller
+ * holds the lock.
+ */
+static void
+hwm_raise_locked(HwmEntry *target, int64 ms)
+{
+	int64		marks[HWM_MAX_ENTRIES];
+	int64		now = clock_now_ms();
+	bool		raised[HWM_MAX_ENTRIES] = {false};
+	bool		any = false;
+	XLogRecPtr	end = InvalidXLogRecPtr;
+
+	if (hwm->corrupt)
+		return;					/* keep the evidence; hwm_reserve refuses */
+	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+		int64		want = (int64) pg_atomic_read_u64(&e->requested);
+
+		marks[i] = (int64) pg_atomic_read_u64(&e->mark);
+		if (e == target)
+			want = Max(want, ms);
+		if (e->name[0] == '\0' || want <= 0 || want + HWM_STEP_MS / 2 < marks[i])
+			continue;
+		marks[i] = Max(want, now) + HWM_STEP_MS;
+		raised[i] = any = true;
+	}
+	if (!any)
+		return;
+	hwm_write_file(marks);
+	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+		if (raised[i])
+			end = hwm_log_mark(&hwm->entries[i], marks[i]);
+	XLogFlush(end);
+	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+		if (raised[i])
+			pg_atomic_write_u64(&hwm->entries[i].mark, (uint64) marks[i]);
+}
+
+static void
+hwm_raise(HwmEntry *target, int64 ms)
+{
+	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
+	hwm_raise_locked(target, ms);
+	LWLockRelease(hwm->lock);
+}
+
+/*
+ * Called for every tick start before an ID of it is handed out.  Below the
  * mark it returns at once; near the mark it wakes the writer; at the mark it
  * raises the mark itself.
  */
 void
-hwm_reserve(int64 ms)
+hwm_reserve(HwmEntry *e, int64 ms)
 {
-	int64		mark = (int64) pg_atomic_read_u64(&hwm->mark);
+	int64		mark = (int64) pg_atomic_read_u64(&e->mark);
 	uint64		requested;
 	Latch	   *writer;
 
@@ -228,18 +534,19 @@ hwm_reserve(int64 ms)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("idgen high-water mark file \"%s\" is unreadable", HWM_FILE),
-				 errdetail("Without it idgen cannot tell which IDs were issued before the last restart."),
-				 errhint("Restore the file, or write into it a Unix time in milliseconds later than any issued ID, and restart the server.")));
+				 errdetail("%s Without it idgen cannot tell which IDs were issued before the last restart.",
+						   hwm->corrupt_detail),
+				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
 	if (ms >= mark)
 	{
-		hwm_raise(ms);
+		hwm_raise(e, ms);
 		return;
 	}
-	requested = pg_atomic_read_u64(&hwm->requested);
+	requested = pg_atomic_read_u64(&e->requested);
 	while (requested < (uint64) ms &&
-		   !pg_atomic_compare_exchange_u64(&hwm->requested, &requested, (uint64) ms))
+		   !pg_atomic_compare_exchange_u64(&e->requested, &requested, (uint64) ms))
 		;
-	writer = hwm->writer_latch;	/* read once: the writer may be exiting */
+	writer = hwm->writer_latch; /* read once: the writer may be exiting */
 	if (writer != NULL)
 		SetLatch(writer);
 }
@@ -250,7 +557,7 @@ hwm_writer_detach(int code, Datum arg)
 	hwm->writer_latch = NULL;
 }
 
-/* The background worker that raises the mark when backends come near it. */
+/* The background worker that raises marks when backends come near them. */
 void
 hwm_writer_main(Datum arg)
 {
@@ -272,40 +579,66 @@ hwm_writer_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (pg_atomic_read_u64(&hwm->requested) > 0)
-			hwm_raise((int64) pg_atomic_read_u64(&hwm->requested));
+		hwm_raise(NULL, -1);
 	}
 }
 
 /*
  * Replay, on a standby or in crash recovery: nothing is generated during
  * recovery, so the floor follows the mark, and the file keeps it across a
- * restart of the standby.
+ * restart of the standby.  In crash recovery the file is written before the
+ * WAL record, so a record above the file means the file was put back from
+ * an older copy.
  */
 static void
 hwm_redo(XLogReaderState *record)
 {
-	int64		mark;
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	xl_idgen_mark rec;
+	HwmEntry   *e;
+	int64		marks[HWM_MAX_ENTRIES];
 
-	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
-	mark += layout_default()->epoch_ms;
+	if (info != XLOG_IDGEN_MARK || XLogRecGetDataLen(record) != SizeOfIdgenMark)
+		elog(PANIC, "idgen_redo: unknown op code %u or length %u", info,
+			 (unsigned) XLogRecGetDataLen(record));
+	memcpy(&rec, XLogRecGetData(record), SizeOfIdgenMark);
+	rec.layout[NAMEDATALEN - 1] = '\0';
+
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	if (mark > (int64) pg_atomic_read_u64(&hwm->mark))
+	e = strcmp(rec.layout, HWM_OVERFLOW) == 0 ? hwm_overflow() :
+		hwm_entry(rec.layout, rec.epoch_ms);
+	if (e != hwm_overflow())
+		rec.mark_ms = hwm_convert(rec.mark_ms, rec.epoch_ms, e->epoch_ms);
+	if (rec.mark_ms > hwm_mark(e))
 	{
-		hwm_write_file(mark);
-		pg_atomic_write_u64(&hwm->mark, (uint64) mark);
+		if (!ArchiveRecoveryRequested && !hwm->restore_warned)
+		{
+			hwm->restore_warned = true;
+			ereport(WARNING,
+					(errmsg("idgen high-water mark file \"%s\" was behind the WAL", HWM_FILE),
+					 errdetail("It may have been put back from an older copy. The WAL's marks are used."),
+					 errhint("Do not restore \"%s\" on its own; it belongs with the data directory it was taken from.",
+							 HWM_FILE)));
+		}
+		hwm_merge(e, e->epoch_ms, rec.mark_ms);
+		for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+			marks[i] = hwm_mark(&hwm->entries[i]);
+		hwm_write_file(marks);
 	}
-	hwm->floor = Max(hwm->floor, mark);
 	LWLockRelease(hwm->lock);
 }
 
 static void
 hwm_desc(StringInfo buf, XLogReaderState *record)
 {
-	int64		mark;
+	xl_idgen_mark rec;
 
-	memcpy(&mark, XLogRecGetData(record), sizeof(mark));
-	appendStringInfo(buf, "mark %lld ms after the epoch", (long long) mark);
+	if (XLogRecGetDataLen(record) != SizeOfIdgenMark)
+		return;
+	memcpy(&rec, XLogRecGetData(record), SizeOfIdgenMark);
+	rec.layout[NAMEDATALEN - 1] = '\0';
+	appendStringInfo(buf, "layout \"%s\" mark %lld epoch %lld (Unix ms)", rec.layout,
+					 (long long) rec.mark_ms, (long long) rec.epoch_ms);
 }
 
 static const char *

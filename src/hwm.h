@@ -1,18 +1,32 @@
 /*
  * hwm.h
- *		The high-water mark: a time no ID has reached yet, kept durable in a
- *		file and carried to standbys in WAL, so crashes, restarts and failover
- *		never reissue an ID.
+ *		High-water marks: per layout, a time no ID has reached yet, kept
+ *		durable in a file and carried to standbys in WAL, so crashes, restarts
+ *		and failover never reissue an ID.
  */
 #ifndef IDGEN_HWM_H
 #define IDGEN_HWM_H
+
+#include "layout.h"
+
+/*
+ * Marks run this far ahead of the newest tick asked for, so a mark read
+ * after a restart may be up to this much above the IDs issued before.
+ */
+#define HWM_STEP_MS		1000
+
+typedef struct HwmEntry HwmEntry;
 
 extern Size hwm_shmem_size(void);
 extern void hwm_shmem_request(void);
 extern void hwm_shmem_startup(void);
 extern void hwm_register(void);
 
-extern int64 hwm_floor(void);
-extern void hwm_reserve(int64 ms);
+extern HwmEntry *hwm_attach(const IdgenLayout *layout);
+extern int64 hwm_floor(const HwmEntry *entry);
+extern int64 hwm_fresh_floor(HwmEntry *entry);
+extern void hwm_retire(HwmEntry *entry, int64 tick_start_ms);
+extern bool hwm_epoch_moved_later(const HwmEntry *entry);
+extern void hwm_reserve(HwmEntry *entry, int64 tick_start_ms);
 
 #endif							/* IDGEN_HWM_H */

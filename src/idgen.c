@@ -213,11 +213,16 @@ _PG_init(void)
 	else
 		read_postmaster_settings();
 	define_runtime_settings();
-	MarkGUCPrefixReserved("idgen");
 	layout_configure();
 
+	/*
+	 * Not preloaded, idgen.node_id and the other postmaster-level settings
+	 * stay placeholders (decoding reads them): reserving the prefix would
+	 * remove them with a warning in every session that loads idgen.
+	 */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+	MarkGUCPrefixReserved("idgen");
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = idgen_shmem_request;

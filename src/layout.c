@@ -28,10 +28,6 @@ static const char *const field_names[IDGEN_NFIELDS] = {
 	[IDGEN_FIELD_RANDOM] = "random",
 };
 
-/* Bounds on epochs and on the end of the time field: sane, and printable. */
-#define LAYOUT_MIN_EPOCH_MS	INT64CONST(-2208988800000)	/* 1900-01-01 */
-#define LAYOUT_MAX_EPOCH_MS	INT64CONST(7258118400000)	/* 2200-01-01 */
-#define LAYOUT_MAX_END_MS	INT64CONST(253402300799999) /* 9999-12-31 */
 /*
  * After a restart a layout resumes in the tick after the high-water mark's,
  * which may be up to a tick ahead of the clock: keep that wait short.
@@ -94,7 +90,7 @@ static const LayoutSpec builtin_specs[] = {
 static IdgenLayout builtin_layouts[lengthof(builtin_specs)];
 
 /*
- * Accepts a UTC date "YYYY-MM-DD" from 1970-01-01 on; a date keeps the
+ * Accepts a UTC date "YYYY-MM-DD" in the range of epochs; a date keeps the
  * setting readable and the epoch unambiguous whatever the server's TimeZone.
  */
 bool
@@ -113,14 +109,14 @@ layout_parse_epoch(const char *text, int64 *epoch_ms)
 		sscanf(text, "%4d-%2d-%2d%n", &year, &month, &day, &end) != 3 ||
 		end != 10 || text[end] != '\0')
 		return false;
-	if (year < 1970 || year > 2200 || month < 1 || month > 12 || day < 1 || day > 31)
+	if (year < 1 || month < 1 || month > 12 || day < 1 || day > 31)
 		return false;
 	julian = date2j(year, month, day);
 	j2date(julian, &y2, &m2, &d2);
 	if (y2 != year || m2 != month || d2 != day)
 		return false;			/* e.g. February 30 */
 	*epoch_ms = (int64) (julian - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
-	return true;
+	return *epoch_ms >= LAYOUT_MIN_EPOCH_MS && *epoch_ms <= LAYOUT_MAX_EPOCH_MS;
 }
 
 bool
@@ -130,8 +126,22 @@ layout_check_epoch(char **newval, void **extra, GucSource source)
 
 	if (layout_parse_epoch(*newval, &ms))
 		return true;
-	GUC_check_errdetail("The epoch must be a date written as YYYY-MM-DD, from 1970-01-01 to 2200-12-31.");
+	GUC_check_errdetail("The epoch must be a date written as YYYY-MM-DD, %s.", LAYOUT_EPOCH_RANGE);
 	return false;
+}
+
+/*
+ * Lowercase letters, digits, "_" and "-", starting with a letter: a name
+ * that needs no quoting anywhere, the high-water mark file included.
+ */
+bool
+layout_valid_name(const char *name)
+{
+	size_t		len = strlen(name);
+
+	return len > 0 && len < NAMEDATALEN &&
+		strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == len &&
+		name[0] >= 'a' && name[0] <= 'z';
 }
 
 /* Reports a layout description that cannot be used, saying why. */
@@ -216,7 +226,7 @@ layout_build(IdgenLayout *layout, const char *name, int64 epoch_ms, int64 tick_m
 	if (tick_ms < 1 || tick_ms > LAYOUT_MAX_TICK_MS)
 		layout_invalid(name, "The time unit must be a whole number of milliseconds from 1 millisecond to 1 second.", NULL);
 	if (epoch_ms < LAYOUT_MIN_EPOCH_MS || epoch_ms > LAYOUT_MAX_EPOCH_MS)
-		layout_invalid(name, "The epoch must be from 1900-01-01 to 2200-01-01.", NULL);
+		layout_invalid(name, psprintf("The epoch must be %s.", LAYOUT_EPOCH_RANGE), NULL);
 	if (nfields < 2 || nfields > IDGEN_NFIELDS)
 		layout_invalid(name, psprintf("It has %d fields.", nfields),
 					   "Give a time field and one to five others, each kind at most once.");
@@ -294,6 +304,17 @@ layout_builtin(const char *name)
 	for (int i = 0; i < (int) lengthof(builtin_layouts); i++)
 		if (strcmp(name, builtin_layouts[i].name) == 0)
 			return &builtin_layouts[i];
+	return NULL;
+}
+
+/* The i-th built-in layout, the default first; NULL past the last. */
+const IdgenLayout *
+layout_builtin_at(int i)
+{
+	if (i == 0)
+		return &default_layout;
+	if (i <= (int) lengthof(builtin_layouts))
+		return &builtin_layouts[i - 1];
 	return NULL;
 }
 

@@ -65,6 +65,12 @@ typedef struct IdgenFields
 #define LAYOUT_MAX_BITS		63
 #define LAYOUT_MAX_DIGITS	19
 
+/* Epochs of every layout, idgen.epoch's included, and the end of time fields */
+#define LAYOUT_MIN_EPOCH_MS	INT64CONST(-2208988800000)	/* 1900-01-01 */
+#define LAYOUT_MAX_EPOCH_MS	INT64CONST(7258118400000)	/* 2200-01-01 */
+#define LAYOUT_EPOCH_RANGE	"from 1900-01-01 to 2200-01-01"
+#define LAYOUT_MAX_END_MS	INT64CONST(253402300799999) /* 9999-12-31 */
+
 extern char *idgen_epoch_setting;
 extern int	idgen_node_bits_setting;
 
@@ -72,6 +78,8 @@ extern void layout_configure(void);
 extern const IdgenLayout *layout_default(void);
 extern const IdgenLayout *layout_lookup(const char *name);
 extern const IdgenLayout *layout_builtin(const char *name);
+extern const IdgenLayout *layout_builtin_at(int i);
+extern bool layout_valid_name(const char *name);
 extern void layout_build(IdgenLayout *layout, const char *name, int64 epoch_ms,
 						 int64 tick_ms, int radix, int nfields,
 						 const char *const *field_names, const int *widths);

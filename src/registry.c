@@ -17,6 +17,7 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
+#include "hwm.h"
 #include "layout.h"
 #include "registry.h"
 
@@ -35,10 +36,16 @@ typedef union RegistrySlotPadded
 typedef struct LayoutState
 {
 	char		name[NAMEDATALEN];	/* "" when unused */
+	uint64		last_used;		/* layout_uses when last locked */
+	HwmEntry   *hwm;			/* the layout's mark, told of the state's end */
 	GenState	gen;
 } LayoutState;
 
-/* Layouts that can be generated in without a worker id, per server run */
+/*
+ * States kept at once; when all are in use, the least recently used is
+ * given up, and its layout later starts a fresh one after the newest tick
+ * of the one given up (hwm_retire).
+ */
 #define REGISTRY_MAX_LAYOUTS 64
 
 typedef struct RegistryShared
@@ -46,6 +53,7 @@ typedef struct RegistryShared
 	LWLock	   *claim_lock;		/* slot ownership */
 	LWLock	   *shared_slot_lock;	/* generation in the shared slot */
 	LWLock	   *layout_lock;	/* generation in layout states */
+	uint64		layout_uses;	/* locks of layout states so far */
 	LayoutState layouts[REGISTRY_MAX_LAYOUTS];
 	int			nslots;
 	RegistrySlotPadded slots[FLEXIBLE_ARRAY_MEMBER];
@@ -194,36 +202,40 @@ registry_read_slot(int index, RegistrySlot *copy)
 }
 
 /*
- * Locks the layout states and returns the named layout's, starting one on
- * first use.  The caller unlocks with registry_unlock_layout_state().
+ * Locks the layout states and returns the named layout's; *fresh says that
+ * it was started now, knowing nothing of the layout's earlier IDs.  A state
+ * given up for it tells its layout's mark where it ended.  The caller
+ * unlocks with registry_unlock_layout_state().
  */
 GenState *
-registry_lock_layout_state(const char *layout_name)
+registry_lock_layout_state(const char *layout_name, HwmEntry *hwm, bool *fresh)
 {
-	LayoutState *free_state = NULL;
+	LayoutState *state = NULL;
 
 	LWLockAcquire(registry->layout_lock, LW_EXCLUSIVE);
 	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
 	{
-		LayoutState *state = &registry->layouts[i];
+		LayoutState *candidate = &registry->layouts[i];
 
-		if (strcmp(state->name, layout_name) == 0)
-			return &state->gen;
-		if (state->name[0] == '\0' && free_state == NULL)
-			free_state = state;
+		if (strcmp(candidate->name, layout_name) == 0)
+		{
+			state = candidate;
+			break;
+		}
+		if (state == NULL || candidate->last_used < state->last_used)
+			state = candidate;	/* unused ones have last_used 0 */
 	}
-	if (free_state == NULL)
+	*fresh = strcmp(state->name, layout_name) != 0;
+	if (*fresh)
 	{
-		LWLockRelease(registry->layout_lock);
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many idgen layouts generated in on this server"),
-				 errdetail("Up to %d layouts can be generated in without a worker id between restarts.",
-						   REGISTRY_MAX_LAYOUTS),
-				 errhint("Restart the server to forget layouts no longer used.")));
+		if (state->name[0] != '\0')
+			hwm_retire(state->hwm, state->gen.last_ms);
+		memset(state, 0, sizeof(*state));
+		strlcpy(state->name, layout_name, NAMEDATALEN);
+		state->hwm = hwm;
 	}
-	strlcpy(free_state->name, layout_name, NAMEDATALEN);
-	return &free_state->gen;
+	state->last_used = ++registry->layout_uses;
+	return &state->gen;
 }
 
 void

@@ -10,6 +10,8 @@
 #include "datatype/timestamp.h"
 #include "storage/lwlock.h"
 
+#include "hwm.h"
+
 /*
  * Generator state of one worker id.  Only the slot's holder writes it (the
  * shared slot's holders under its lock); it outlives the holder, so the
@@ -47,7 +49,7 @@ extern RegistrySlot *registry_claim_slot(int *index);
 extern GenState *registry_lock_shared_slot(void);
 extern void registry_unlock_shared_slot(void);
 extern void registry_read_slot(int index, RegistrySlot *copy);
-extern GenState *registry_lock_layout_state(const char *layout_name);
+extern GenState *registry_lock_layout_state(const char *layout_name, HwmEntry *hwm, bool *fresh);
 extern void registry_unlock_layout_state(void);
 
 #endif							/* IDGEN_REGISTRY_H */

@@ -10,13 +10,15 @@ my $node = PostgreSQL::Test::Cluster->new('not_preloaded');
 $node->init;
 $node->append_conf('postgresql.conf', qq(
 idgen.epoch = '2020-01-01'
+idgen.node_id = 7
 ));
 $node->start;
 
-$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
-pass('CREATE EXTENSION works without preloading');
+my ($ret, $out, $err) = $node->psql('postgres', 'CREATE EXTENSION idgen');
+is($ret, 0, 'CREATE EXTENSION works without preloading');
+is($err, '', 'and warns of nothing, though postmaster-level settings are set');
 
-my ($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_next()');
+($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_next()');
 isnt($ret, 0, 'idgen_next() fails');
 like($err, qr/ERROR:  idgen must be loaded via shared_preload_libraries/, 'error says why');
 like($err, qr/HINT:  Add idgen to shared_preload_libraries/, 'hint says what to do');

@@ -21,11 +21,7 @@ like($err, qr/idgen.node_id is not set. Every server that generates IDs needs a 
 sub try_setting
 {
 	my ($conf) = @_;
-	$node->stop;
-	open my $fh, '>', $node->data_dir . '/postgresql.auto.conf' or die $!;
-	print $fh "$conf\n";
-	close $fh;
-	$node->start;
+	set_auto_conf($node, $conf);
 	my ($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_next()');
 	return $err;
 }
@@ -59,6 +55,14 @@ like($err, qr/idgen.epoch is invalid/, 'impossible epoch date refused');
 $err = try_setting("idgen.epoch = 'yesterday'");
 like($err, qr/idgen.epoch is invalid/, 'epoch in another format refused');
 
+# Every date the setting's check accepts also starts the server: past the
+# range of epochs is refused there, not in _PG_init, which would stop it.
+$err = try_setting("idgen.node_id = 1\nidgen.epoch = '2200-06-01'");
+like($err, qr/idgen cannot be used because idgen.epoch is invalid/,
+	'an epoch past the range is refused, and the server runs');
+$err = try_setting("idgen.node_id = 1\nidgen.epoch = '1899-12-31'");
+like($err, qr/idgen.epoch is invalid/, 'an epoch before the range is refused');
+
 # At the limits: all ten bits for the node leave only the shared worker id.
 $err = try_setting("idgen.node_bits = 10\nidgen.node_id = 1023");
 is($err, '', 'node_bits = 10 with node_id = 1023 is valid');
@@ -72,11 +76,14 @@ like($err, qr/idgen.node_id is 1, but idgen.node_bits = 0 allows node ids from 0
 	'node_bits = 0 leaves only node 0');
 
 # Moving the epoch later would map new times onto time fields already used:
-# the high-water mark is kept in milliseconds since the epoch, so the server
-# refuses until the clock passes every time field used before.
+# the high-water mark moves with the epoch, so the server refuses until the
+# clock passes every time field used before, and says why.
 $err = try_setting("idgen.node_id = 1\nidgen.epoch = '2100-01-01'");
-like($err, qr/ERROR:  system clock is \d+ ms behind the time of the newest idgen ID/,
-	'an epoch moved later is refused, not repeated');
+like($err, qr/ERROR:  cannot generate idgen IDs because idgen.epoch was moved later/,
+	'an epoch moved later is refused, not repeated, naming the setting');
+like($err, qr/HINT:  Set idgen.epoch back to the date it had/, 'the hint says what to do');
+like(slurp_file($node->logfile), qr/the epoch of layout "idgen" changed from 2024-01-01 00:00:00\+00 to 2100-01-01 00:00:00\+00/,
+	'the log says the epoch changed');
 
 $err = try_setting("idgen.node_id = '02'\nidgen.epoch = '2020-01-01'");
 is($err, '', 'valid settings generate again');

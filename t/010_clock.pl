@@ -80,5 +80,15 @@ is($node->safe_psql('postgres', q(
 	SELECT clock_waits, lead_ms > 0 FROM idgen_workers WHERE pid = pg_backend_pid();
 )), "2000000\n0|t", '2M IDs in one statement borrow ahead without waiting');
 
+# With no clock regression allowed at all, a burst that uses up the lead
+# still only waits for the clock: a clock error only when it stepped back.
+$node->append_conf('postgresql.conf',
+	"idgen.max_lead_ms = 50\nidgen.max_clock_regression_ms = 0");
+$node->reload;
+is($node->safe_psql('postgres', q(
+	SELECT count(DISTINCT idgen_next()) FROM generate_series(1, 1000000);
+	SELECT clock_waits > 0 FROM idgen_workers WHERE pid = pg_backend_pid();
+)), "1000000\nt", 'max_clock_regression_ms = 0: a burst waits for the clock, no error');
+
 $node->stop;
 done_testing();

@@ -38,14 +38,17 @@ sub check_era
 burst(1, 0);
 ok(-f $node->data_dir . '/idgen_hwm', 'the high-water mark file exists');
 
-# 1. SIGKILL a backend: the postmaster reinitialises shared memory.
+# 1. SIGKILL a backend: the postmaster reinitialises shared memory.  Wait
+# for the log to say the server is ready again: a query sent while it is
+# still reinitialising can fail.
 my $victim = $node->background_psql('postgres');
 my $pid = $victim->query_safe('SELECT pg_backend_pid()');
+my $log_offset = -s $node->logfile;
 kill 'KILL', $pid;
 eval { $victim->quit };
-$node->poll_query_until('postgres', 'SELECT 1', '1') or die 'no restart after crash';
-ok($node->log_contains('all server processes terminated; reinitializing'),
-	'the crash reinitialised shared memory');
+$node->wait_for_log(qr/all server processes terminated; reinitializing/, $log_offset);
+$node->wait_for_log(qr/database system is ready to accept connections/, $log_offset);
+pass('the crash reinitialised shared memory, and the server is ready again');
 burst(2, -500);
 check_era(2, 'after SIGKILL, clock 500 ms behind');
 
@@ -65,15 +68,75 @@ check_era(4, 'after a restart with the clock 5 s behind');
 is($node->safe_psql('postgres', 'SELECT count(*) = count(DISTINCT id) FROM ids'), 't',
 	'no ID repeated in any era');
 
-# 4. An unreadable mark file is refused rather than guessed at.
+# 4. An unreadable mark file is refused rather than guessed at, and so is a
+# mark beyond any time a layout can hold (it would overflow).
+sub write_marks
+{
+	my ($text) = @_;
+	open my $fh, '>', $node->data_dir . '/idgen_hwm' or die $!;
+	print $fh $text;
+	close $fh;
+}
+
 $node->stop;
-open my $fh, '>', $node->data_dir . '/idgen_hwm' or die $!;
-print $fh "garbage\n";
-close $fh;
+write_marks("garbage\n");
 $node->start;
 my ($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_next()');
 like($err, qr/idgen high-water mark file "idgen_hwm" is unreadable/, 'corrupt mark file refused');
-like($err, qr/HINT:  Restore the file/, 'with a hint');
+like($err, qr/DETAIL:  Line 1 is not of the form/, 'the detail says which line');
+like($err, qr/HINT:  Restore the file, or replace it with the line "\* 0 N"/, 'with a hint');
+
+$node->stop;
+write_marks("* 0 9223372036854775000\n");
+$node->start;
+($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/idgen high-water mark file "idgen_hwm" is unreadable/,
+	'a mark near the largest bigint is refused, not overflowed');
+
+# Following the hint: a mark 3 s ahead of every ID issued resumes generation
+# above it.
+my $max_ms = $node->safe_psql('postgres', q(
+	SELECT (extract(epoch FROM (idgen_decode(max(id))).ts) * 1000)::bigint + 3000 FROM ids));
+$node->stop;
+write_marks("* 0 $max_ms\n");
+$node->start;
+$node->safe_psql('postgres',
+	'INSERT INTO ids SELECT 5, idgen_next() FROM generate_series(1, 1000)');
+is($node->safe_psql('postgres', qq(
+	SELECT (extract(epoch FROM (idgen_decode(min(id))).ts) * 1000)::bigint >= $max_ms
+	FROM ids WHERE era = 5)), 't', 'a mark written as the hint says is obeyed');
+check_era(5, 'after following the hint');
+
+# 5. A missing file is a warning that says what to check.
+$node->stop;
+unlink($node->data_dir . '/idgen_hwm') or die $!;
+$log_offset = -s $node->logfile;
+$node->start;
+$node->wait_for_log(qr/WARNING:  idgen high-water mark file "idgen_hwm" is missing; IDs start from the clock/,
+	$log_offset);
+pass('a missing mark file is a warning');
+like(slurp_file($node->logfile, $log_offset), qr/HINT:  After pg_upgrade or a file-level restore, stop the server and copy "idgen_hwm"/,
+	'the warning says what to do');
+burst(6, 0);
+check_era(6, 'after the file went missing, with the clock right');
+
+# 6. An older copy put back after a crash: recovery replays the marks the
+# copy lacks, says so, and IDs stay above the earlier ones.
+$node->safe_psql('postgres', 'CHECKPOINT');
+my $old_copy = slurp_file($node->data_dir . '/idgen_hwm');
+burst(7, 0);
+$node->stop('immediate');
+write_marks($old_copy);
+$log_offset = -s $node->logfile;
+$node->start;
+$node->safe_psql('postgres',
+	'INSERT INTO ids SELECT 8, idgen_next() FROM generate_series(1, 1000)');
+like(slurp_file($node->logfile, $log_offset),
+	qr/WARNING:  idgen high-water mark file "idgen_hwm" was behind the WAL/,
+	'an older copy of the file is reported during recovery');
+check_era(8, 'after an older copy of the file was put back');
+is($node->safe_psql('postgres', 'SELECT count(*) = count(DISTINCT id) FROM ids'), 't',
+	'no ID repeated in any era');
 
 $node->stop;
 done_testing();

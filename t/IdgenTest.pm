@@ -7,7 +7,7 @@ use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(idgen_node);
+our @EXPORT = qw(idgen_node set_auto_conf);
 
 # idgen_node(name, extra postgresql.conf lines, init options...)
 sub idgen_node
@@ -21,6 +21,19 @@ sub idgen_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
 	return $node;
+}
+
+# Replaces postgresql.auto.conf with the given lines and restarts the node,
+# so that settings from an earlier call do not linger.
+sub set_auto_conf
+{
+	my ($node, $conf) = @_;
+
+	$node->stop;
+	open my $fh, '>', $node->data_dir . '/postgresql.auto.conf' or die $!;
+	print $fh "$conf\n";
+	close $fh;
+	$node->start;
 }
 
 1;

@@ -1,0 +1,37 @@
+-- What one session or role can make idgen hold: names of layouts that do
+-- not exist are not remembered, and the server's shared per-layout states
+-- are recycled rather than running out.
+CREATE EXTENSION IF NOT EXISTS idgen;
+
+-- 20000 lookups of names that do not exist leave the backend's layout cache
+-- as small as it was
+SELECT idgen_define_layout('limits-known', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
+SELECT (idgen_decode(1, 'limits-known')).ts IS NOT NULL AS cached;
+CREATE FUNCTION pg_temp.layout_cache_bytes() RETURNS bigint LANGUAGE sql AS
+$$SELECT sum(total_bytes)::bigint FROM pg_backend_memory_contexts WHERE name = 'idgen layouts'$$;
+SELECT pg_temp.layout_cache_bytes() AS before \gset
+DO $$
+BEGIN
+	FOR i IN 1..20000 LOOP
+		BEGIN
+			PERFORM idgen_decode(1, 'no-such-layout-' || i);
+		EXCEPTION WHEN undefined_object THEN NULL;
+		END;
+	END LOOP;
+END$$;
+SELECT pg_temp.layout_cache_bytes() - :before < 65536 AS cache_did_not_grow;
+
+-- 70 layouts without a worker field, each generated in by the server's
+-- shared states, which keep 64: the oldest are recycled, built-in layouts
+-- still generate, and a recycled layout's IDs go on above its earlier ones
+SELECT count(idgen_define_layout('limits-' || i, '2020-01-01+00', '{time,node,sequence}', '{41,4,12}'))
+FROM generate_series(1, 70) i;
+CREATE TABLE limits_ids (layout text, round int, id bigint);
+INSERT INTO limits_ids SELECT 'limits-' || i, 1, idgen_next('limits-' || i) FROM generate_series(1, 70) i;
+SELECT idgen_next('instagram') > 0 AS instagram_generates;
+INSERT INTO limits_ids SELECT 'limits-' || i, 2, idgen_next('limits-' || i) FROM generate_series(1, 70) i;
+SELECT count(*) AS recycled_and_not_above
+FROM limits_ids a JOIN limits_ids b ON a.layout = b.layout AND a.round = 1 AND b.round = 2
+WHERE b.id <= a.id;
+DROP TABLE limits_ids;
+SELECT count(idgen_drop_layout(name)) FROM idgen_layout WHERE name LIKE 'limits-%';
