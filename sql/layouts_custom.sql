@@ -50,6 +50,12 @@ SELECT idgen_define_layout('unit', '2020-01-01+00', '{time,sequence}', '{41,12}'
 SELECT idgen_define_layout('unit', '2020-01-01+00', '{time,sequence}', '{41,12}', '2 seconds');
 SELECT idgen_define_layout('forever', '2020-01-01+00', '{time,sequence}', '{51,12}');
 SELECT idgen_define_layout('radix', '2020-01-01+00', '{time,sequence}', '{41,12}', radix => 16);
+-- a time unit whose microseconds overflow, arrays of more than one
+-- dimension, and a time field that ran out long ago
+\set overflowing_unit '106751992 days 2562047768:01:49.552616'
+SELECT idgen_define_layout('unit', '2020-01-01+00', '{time,sequence}', '{41,12}', :'overflowing_unit');
+SELECT idgen_define_layout('dims', '2020-01-01+00', '{{time,sequence}}', '{{41,12}}');
+SELECT idgen_define_layout('ended', '2020-01-01+00', '{time,sequence}', '{20,12}');
 SELECT idgen_define_layout(NULL, '2020-01-01+00', '{time,sequence}', '{41,12}');
 -- the table's trigger checks rows written directly too
 INSERT INTO idgen_layout (name, epoch, fields, widths) VALUES ('direct', '2020-01-01+00', '{time,sequence}', '{41,40}');

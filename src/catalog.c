@@ -7,21 +7,30 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
+#include "common/int.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/timestamp.h"
 
 #include "catalog.h"
 #include "clock.h"
+#include "compat.h"
 #include "layout.h"
 
 #define CATALOG_TABLE "idgen_layout"
@@ -30,11 +39,13 @@ typedef struct CatalogEntry
 {
 	char		name[NAMEDATALEN];	/* hash key */
 	bool		valid;			/* false once the table has changed */
-	bool		exists;
 	IdgenLayout layout;
 } CatalogEntry;
 
-/* Entries are never removed, so a layout pointer handed out stays valid. */
+/*
+ * Layouts that exist, by name; names that do not are not kept.  Entries are
+ * never removed, so a layout pointer handed out stays valid.
+ */
 static HTAB *catalog_cache = NULL;
 static Oid	catalog_relid = InvalidOid;
 static uint64 catalog_changes = 0;
@@ -51,6 +62,7 @@ catalog_invalidate(Datum arg, Oid relid)
 
 	if (relid != InvalidOid && relid != catalog_relid)
 		return;
+	catalog_relid = InvalidOid; /* the extension may have been dropped */
 	catalog_changes++;
 	hash_seq_init(&status, catalog_cache);
 	while ((entry = hash_seq_search(&status)) != NULL)
@@ -72,30 +84,100 @@ catalog_init_cache(void)
 {
 	HASHCTL		ctl;
 
+	if (catalog_cache != NULL)
+		return;
 	ctl.keysize = NAMEDATALEN;
 	ctl.entrysize = sizeof(CatalogEntry);
 	catalog_cache = hash_create("idgen layouts", 16, &ctl, HASH_ELEM | HASH_STRINGS);
 	CacheRegisterRelcacheCallback(catalog_invalidate, (Datum) 0);
 }
 
-static Datum
-catalog_column(HeapTuple tuple, TupleDesc desc, const char *column, bool *isnull)
+/*
+ * The table in the extension's schema, without SQL, so that nothing in the
+ * caller's search_path takes part; InvalidOid when this version of idgen
+ * has none.
+ */
+static Oid
+catalog_table(void)
 {
-	int			attno = SPI_fnumber(desc, column);
+	Oid			ext;
 
-	if (attno <= 0)
-		elog(ERROR, "column \"%s\" of table %s is missing", column, CATALOG_TABLE);
-	return heap_getattr(tuple, attno, desc, isnull);
+	catalog_init_cache();
+	if (OidIsValid(catalog_relid))
+		return catalog_relid;
+	ext = get_extension_oid("idgen", true);
+	if (OidIsValid(ext))
+		catalog_relid = get_relname_relid(CATALOG_TABLE, get_extension_schema(ext));
+	return catalog_relid;
+}
+
+static void
+catalog_altered(const char *column)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("table %s of extension idgen has been altered", CATALOG_TABLE),
+			 errdetail("Its column \"%s\" is missing or of another type.", column),
+			 errhint("Recreate the extension's objects with DROP EXTENSION and CREATE EXTENSION after saving the layouts.")));
+}
+
+/* A column by name, checked to be of the type idgen created it with. */
+static AttrNumber
+catalog_attnum(TupleDesc desc, const char *column, Oid type)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), column) == 0)
+		{
+			if (att->atttypid != type)
+				catalog_altered(column);
+			return att->attnum;
+		}
+	}
+	catalog_altered(column);
+	return InvalidAttrNumber;	/* keep compiler quiet */
+}
+
+static Datum
+catalog_column(HeapTuple tuple, TupleDesc desc, const char *column, Oid type, bool *isnull)
+{
+	return heap_getattr(tuple, catalog_attnum(desc, column, type), desc, isnull);
 }
 
 static int64
 catalog_interval_ms(const char *name, Interval *unit)
 {
-	int64		usecs = unit->day * USECS_PER_DAY + unit->time;
+	int64		usecs;
 
-	if (unit->month != 0 || usecs % 1000 != 0)
-		layout_invalid(name, "The time unit must be a whole number of milliseconds, without months.", NULL);
+	if (unit->month != 0 ||
+		pg_mul_s64_overflow(unit->day, USECS_PER_DAY, &usecs) ||
+		pg_add_s64_overflow(usecs, unit->time, &usecs) ||
+		usecs % 1000 != 0)
+		layout_invalid(name, "The time unit must be a whole number of milliseconds from 1 millisecond to 1 second, without months.", NULL);
 	return usecs / 1000;
+}
+
+/* The elements of a one-dimensional array column, none NULL. */
+static int
+catalog_array(const char *name, Datum d, Oid elemtype, Datum **elems)
+{
+	ArrayType  *array = DatumGetArrayTypeP(d);
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	bool	   *nulls;
+	int			n;
+
+	if (ARR_NDIM(array) > 1)
+		layout_invalid(name, "Its fields and widths must be one-dimensional arrays.", NULL);
+	get_typlenbyvalalign(elemtype, &typlen, &typbyval, &typalign);
+	deconstruct_array(array, elemtype, typlen, typbyval, typalign, elems, &nulls, &n);
+	for (int i = 0; i < n; i++)
+		if (nulls[i])
+			layout_invalid(name, "Its fields and widths must not contain NULL.", NULL);
+	return n;
 }
 
 /*
@@ -106,16 +188,14 @@ static bool
 catalog_row_to_layout(HeapTuple tuple, TupleDesc desc, IdgenLayout *layout, char **name)
 {
 	bool		nulls[6];
-	Datum		name_d = catalog_column(tuple, desc, "name", &nulls[0]);
-	Datum		epoch_d = catalog_column(tuple, desc, "epoch", &nulls[1]);
-	Datum		unit_d = catalog_column(tuple, desc, "time_unit", &nulls[2]);
-	Datum		radix_d = catalog_column(tuple, desc, "radix", &nulls[3]);
-	Datum		fields_d = catalog_column(tuple, desc, "fields", &nulls[4]);
-	Datum		widths_d = catalog_column(tuple, desc, "widths", &nulls[5]);
+	Datum		name_d = catalog_column(tuple, desc, "name", TEXTOID, &nulls[0]);
+	Datum		epoch_d = catalog_column(tuple, desc, "epoch", TIMESTAMPTZOID, &nulls[1]);
+	Datum		unit_d = catalog_column(tuple, desc, "time_unit", INTERVALOID, &nulls[2]);
+	Datum		radix_d = catalog_column(tuple, desc, "radix", INT4OID, &nulls[3]);
+	Datum		fields_d = catalog_column(tuple, desc, "fields", TEXTARRAYOID, &nulls[4]);
+	Datum		widths_d = catalog_column(tuple, desc, "widths", INT4ARRAYOID, &nulls[5]);
 	Datum	   *field_elems;
 	Datum	   *width_elems;
-	bool	   *field_nulls;
-	bool	   *width_nulls;
 	int			nfields;
 	int			nwidths;
 	const char *field_names[IDGEN_NFIELDS];
@@ -129,17 +209,13 @@ catalog_row_to_layout(HeapTuple tuple, TupleDesc desc, IdgenLayout *layout, char
 	epoch = DatumGetTimestampTz(epoch_d);
 	if (TIMESTAMP_NOT_FINITE(epoch) || epoch % 1000 != 0)
 		layout_invalid(*name, "The epoch must be a finite timestamp in whole milliseconds.", NULL);
-	deconstruct_array(DatumGetArrayTypeP(fields_d), TEXTOID, -1, false, TYPALIGN_INT,
-					  &field_elems, &field_nulls, &nfields);
-	deconstruct_array(DatumGetArrayTypeP(widths_d), INT4OID, 4, true, TYPALIGN_INT,
-					  &width_elems, &width_nulls, &nwidths);
+	nfields = catalog_array(*name, fields_d, TEXTOID, &field_elems);
+	nwidths = catalog_array(*name, widths_d, INT4OID, &width_elems);
 	if (nfields != nwidths || nfields > IDGEN_NFIELDS)
 		layout_invalid(*name, psprintf("It lists %d fields and %d widths; give one width per field, at most %d fields.",
 									   nfields, nwidths, IDGEN_NFIELDS), NULL);
 	for (int i = 0; i < nfields; i++)
 	{
-		if (field_nulls[i] || width_nulls[i])
-			layout_invalid(*name, "Its fields and widths must not contain NULL.", NULL);
 		field_names[i] = TextDatumGetCString(field_elems[i]);
 		widths[i] = DatumGetInt32(width_elems[i]);
 	}
@@ -149,52 +225,32 @@ catalog_row_to_layout(HeapTuple tuple, TupleDesc desc, IdgenLayout *layout, char
 	return true;
 }
 
-/* The table's qualified name, or NULL when this version of idgen has none. */
-static char *
-catalog_table_name(void)
-{
-	Oid			relid;
-	bool		isnull;
-
-	if (SPI_execute("SELECT c.oid FROM pg_catalog.pg_extension e"
-					" JOIN pg_catalog.pg_class c ON c.relnamespace = e.extnamespace"
-					" WHERE e.extname = 'idgen' AND c.relname = '" CATALOG_TABLE "'",
-					true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not look up table %s", CATALOG_TABLE);
-	if (SPI_processed == 0)
-		return NULL;
-	relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-										   &isnull));
-	catalog_relid = relid;
-	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									  CATALOG_TABLE);
-}
-
-static void
+/* Reads the named layout from the table; false when there is none. */
+static bool
 catalog_load(CatalogEntry *entry)
 {
-	char	   *table;
+	Oid			relid = catalog_table();
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		exists = false;
 	char	   *name;
 
-	SPI_connect();
-	entry->exists = false;
-	table = catalog_table_name();
-	if (table != NULL)
-	{
-		Oid			argtypes[1] = {TEXTOID};
-		Datum		args[1] = {CStringGetTextDatum(entry->name)};
-
-		if (SPI_execute_with_args(psprintf("SELECT * FROM %s WHERE name = $1", table),
-								  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not read table %s", table);
-		if (SPI_processed == 1)
-			entry->exists = catalog_row_to_layout(SPI_tuptable->vals[0],
-												  SPI_tuptable->tupdesc,
-												  &entry->layout, &name);
-	}
-	SPI_finish();
+	if (!OidIsValid(relid))
+		return false;
+	rel = table_open(relid, AccessShareLock);
+	ScanKeyInit(&key, catalog_attnum(RelationGetDescr(rel), "name", TEXTOID),
+				BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(entry->name));
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		exists = catalog_row_to_layout(tuple, RelationGetDescr(rel), &entry->layout, &name);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
 	entry->layout.name = entry->name;
 	entry->valid = true;
+	return exists;
 }
 
 const IdgenLayout *
@@ -205,24 +261,27 @@ catalog_lookup(const char *name)
 
 	if (strlen(name) >= NAMEDATALEN)
 		return NULL;
-	if (catalog_cache == NULL)
-		catalog_init_cache();
+	catalog_init_cache();
 	entry = hash_search(catalog_cache, name, HASH_ENTER, &found);
-	if (!found)
-		entry->valid = false;
-	if (!entry->valid)
-		catalog_load(entry);
-	return entry->exists ? &entry->layout : NULL;
+	if (found && entry->valid)
+		return &entry->layout;
+	if (!catalog_load(entry))
+	{
+		/* a pointer to it was never handed out, as it did not exist */
+		if (!found)
+			hash_search(catalog_cache, name, HASH_REMOVE, NULL);
+		else
+			entry->valid = false;
+		return NULL;
+	}
+	return &entry->layout;
 }
 
 /* Lowercase, so it needs no quoting anywhere; a built-in name stays built in. */
 static void
 catalog_check_name(const char *name)
 {
-	size_t		len = strlen(name);
-
-	if (len == 0 || len >= NAMEDATALEN || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != len ||
-		!(name[0] >= 'a' && name[0] <= 'z'))
+	if (!layout_valid_name(name))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
 				 errmsg("invalid idgen layout name \"%s\"", name),
@@ -235,52 +294,82 @@ catalog_check_name(const char *name)
 				 errhint("Pick another name.")));
 }
 
+static void
+catalog_trigger_misused(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+			 errmsg("%s can only be fired by the triggers of table %s",
+					"idgen_layout_check()", CATALOG_TABLE),
+			 errdetail_internal("%s", detail),
+			 errhint("Do not use %s in triggers of other tables.", "idgen_layout_check()")));
+}
+
 /*
  * BEFORE ROW (INSERT, UPDATE, DELETE) and BEFORE TRUNCATE on idgen_layout:
  * a new row must describe a valid layout, and every backend must forget its
- * cached layouts when the transaction commits.
+ * cached layouts when the transaction commits.  Fired any other way it
+ * refuses, before it reads anything of the trigger's data.
  */
 Datum
 idgen_layout_check(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	TriggerEvent event;
 	HeapTuple	tuple;
 	IdgenLayout layout;
 	char	   *name;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("idgen_layout_check() must be called as a trigger")));
-	CacheInvalidateRelcache(trigdata->tg_relation);
-	if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
-		return PointerGetDatum(NULL);
-	if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
-		return PointerGetDatum(trigdata->tg_trigtuple);
-	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ?
-		trigdata->tg_newtuple : trigdata->tg_trigtuple;
-	if (catalog_row_to_layout(tuple, trigdata->tg_relation->rd_att, &layout, &name))
+		catalog_trigger_misused("It was called as a plain function.");
+	event = trigdata->tg_event;
+	if (RelationGetRelid(trigdata->tg_relation) != catalog_table())
+		catalog_trigger_misused(psprintf("It was fired on table \"%s\".",
+										 RelationGetRelationName(trigdata->tg_relation)));
+	if (!TRIGGER_FIRED_BEFORE(event))
+		catalog_trigger_misused("It was fired after or instead of the change.");
+	if (TRIGGER_FIRED_BY_TRUNCATE(event))
 	{
+		CacheInvalidateRelcache(trigdata->tg_relation);
+		return PointerGetDatum(NULL);
+	}
+	if (!TRIGGER_FIRED_FOR_ROW(event))
+		catalog_trigger_misused("It was fired for a statement, not for each row.");
+	CacheInvalidateRelcache(trigdata->tg_relation);
+	if (TRIGGER_FIRED_BY_DELETE(event))
+		return PointerGetDatum(trigdata->tg_trigtuple);
+	tuple = TRIGGER_FIRED_BY_UPDATE(event) ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	if (catalog_row_to_layout(tuple, RelationGetDescr(trigdata->tg_relation), &layout, &name))
+	{
+		int64		now = clock_timestamptz_to_ms(GetCurrentTransactionStartTimestamp());
+
 		catalog_check_name(name);
-		if (layout.epoch_ms > clock_timestamptz_to_ms(GetCurrentTransactionStartTimestamp()))
+		if (layout.epoch_ms > now)
 			layout_invalid(name, "The epoch is in the future, so the layout has no time for IDs made now.", NULL);
+		if (layout_last_ms(&layout) < now)
+			layout_invalid(name, psprintf("Its time field ended at %s.",
+										  timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(&layout)))),
+						   "Widen the time field, lengthen the time unit or move the epoch later.");
 	}
 	return PointerGetDatum(tuple);
 }
 
+/* Changes the table through SQL, so that its triggers and privileges apply. */
 static void
 catalog_modify(const char *sql, int nargs, Oid *argtypes, Datum *args, const char *name,
 			   bool define)
 {
+	Oid			relid = catalog_table();
 	char	   *table;
 
-	SPI_connect();
-	table = catalog_table_name();
-	if (table == NULL)
+	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table %s of extension idgen does not exist", CATALOG_TABLE),
 				 errhint("Update the extension with ALTER EXTENSION idgen UPDATE.")));
+	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									   CATALOG_TABLE);
+	SPI_connect();
 	if (SPI_execute_with_args(psprintf(sql, table), nargs, argtypes, args, NULL, false, 0) < 0)
 		elog(ERROR, "could not change table %s", table);
 	if (SPI_processed == 0)
@@ -323,7 +412,7 @@ idgen_drop_layout(PG_FUNCTION_ARGS)
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1] = {PG_GETARG_DATUM(0)};
 
-	catalog_modify("DELETE FROM %s WHERE name = $1", 1, argtypes, args,
+	catalog_modify("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1", 1, argtypes, args,
 				   text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
 	PG_RETURN_VOID();
 }

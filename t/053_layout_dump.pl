@@ -1,5 +1,6 @@
 # Layouts defined in SQL are data of the extension's configuration table:
-# an installation of 1.0 updated to 1.1 gets the table, and pg_dump and
+# an installation of 1.0 updated to the current version gets the table (1.1)
+# and the privileges and operator class support of 1.2, and pg_dump and
 # pg_restore carry the definitions, so restored IDs decode the same and new
 # ones are still made in the layout.
 use strict;
@@ -17,8 +18,16 @@ $node->safe_psql('app', q(CREATE EXTENSION idgen VERSION '1.0'));
 my ($ret, $out, $err) = $node->psql('app', q(SELECT idgen_next('js53')));
 like($err, qr/function idgen_next\(unknown\) does not exist/, '1.0 has no idgen_next(layout)');
 $node->safe_psql('app', 'ALTER EXTENSION idgen UPDATE');
-is($node->safe_psql('app', q(SELECT extversion FROM pg_extension WHERE extname = 'idgen')),
-	'1.1', 'updated to 1.1');
+is($node->safe_psql('app', q(
+	SELECT e.extversion = a.default_version
+	FROM pg_extension e JOIN pg_available_extensions a ON a.name = e.extname
+	WHERE e.extname = 'idgen')), 't', 'updated to the default version');
+is($node->safe_psql('app', q(
+	SELECT has_function_privilege('public', 'idgen_layout_check()', 'EXECUTE'),
+	       count(*) FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily
+	       WHERE f.opfname = 'objectid_ops' AND p.amprocnum = 4
+	       AND p.amproc = 'btequalimage'::regproc)), 'f|1',
+	'1.2: the trigger function is not for PUBLIC, and objectid indexes deduplicate');
 
 $node->safe_psql('app', q(
 	SELECT idgen_define_layout('tickets', '2022-02-02+00', '{time,node,worker,sequence}',

@@ -1,0 +1,66 @@
+-- What a role without privileges can reach, and functions that only idgen
+-- itself may call: not executable by PUBLIC, and refusing any other use.
+CREATE EXTENSION IF NOT EXISTS idgen;
+
+-- every function of the extension that PUBLIC cannot execute
+SELECT p.oid::regprocedure AS not_for_public
+FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
+  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'idgen')
+  AND NOT has_function_privilege('public', p.oid, 'EXECUTE')
+ORDER BY p.oid::regprocedure::text;
+
+CREATE ROLE idgen_nobody LOGIN;
+CREATE SCHEMA nobody AUTHORIZATION idgen_nobody;
+SET ROLE idgen_nobody;
+-- the trigger function cannot be attached to a table of one's own
+CREATE TABLE nobody.l (name text, epoch timestamptz, fields text[], widths int[],
+                       time_unit interval, radix int);
+CREATE TRIGGER boom BEFORE INSERT ON nobody.l
+	FOR EACH ROW EXECUTE FUNCTION idgen_layout_check();
+RESET ROLE;
+
+-- nor does it run on any table but idgen_layout, or any other way, even
+-- when a superuser attaches it
+CREATE TRIGGER boom BEFORE INSERT ON nobody.l
+	FOR EACH ROW EXECUTE FUNCTION idgen_layout_check();
+INSERT INTO nobody.l VALUES ('x', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}', '1 ms', 2);
+DROP TRIGGER boom ON nobody.l;
+CREATE TRIGGER boom BEFORE INSERT ON nobody.l
+	FOR EACH STATEMENT EXECUTE FUNCTION idgen_layout_check();
+INSERT INTO nobody.l VALUES ('x', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}', '1 ms', 2);
+DROP TRIGGER boom ON nobody.l;
+CREATE TRIGGER boom BEFORE TRUNCATE ON nobody.l
+	FOR EACH STATEMENT EXECUTE FUNCTION idgen_layout_check();
+TRUNCATE nobody.l;
+DROP TRIGGER boom ON nobody.l;
+CREATE TRIGGER boom_after AFTER INSERT ON idgen_layout
+	FOR EACH ROW EXECUTE FUNCTION idgen_layout_check();
+SELECT idgen_define_layout('after', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
+DROP TRIGGER boom_after ON idgen_layout;
+CREATE TRIGGER boom_stmt BEFORE INSERT ON idgen_layout
+	FOR EACH STATEMENT EXECUTE FUNCTION idgen_layout_check();
+SELECT idgen_define_layout('stmt', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
+DROP TRIGGER boom_stmt ON idgen_layout;
+SELECT count(*) AS layouts_added FROM idgen_layout WHERE name IN ('after', 'stmt');
+
+-- A role that owns an operator = (text, text) in a schema ahead of
+-- pg_catalog in a superuser's search_path: idgen's own lookups never call it.
+GRANT CREATE ON SCHEMA public TO idgen_nobody;
+SET ROLE idgen_nobody;
+CREATE FUNCTION public.hijack(a text, b text) RETURNS boolean LANGUAGE plpgsql AS
+$$BEGIN RAISE NOTICE 'operator = called as %', current_user; RETURN a OPERATOR(pg_catalog.=) b; END$$;
+CREATE OPERATOR public.= (LEFTARG = text, RIGHTARG = text, FUNCTION = public.hijack);
+RESET ROLE;
+SET search_path = public, pg_catalog;
+SELECT idgen_define_layout('probe', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
+SELECT node_id FROM idgen_decode(1 << 12, 'probe');
+SELECT idgen_next('probe') > 0 AS generates;
+SELECT idgen_drop_layout('probe');
+RESET search_path;
+DROP OPERATOR public.= (text, text);
+DROP FUNCTION public.hijack(text, text);
+REVOKE CREATE ON SCHEMA public FROM idgen_nobody;
+
+DROP SCHEMA nobody CASCADE;
+DROP ROLE idgen_nobody;
