@@ -32,3 +32,9 @@ SELECT idgen_parse('00000000000-0', 'base32');
 SELECT idgen_parse('ZZZZZZZZZZZZZ');
 SELECT idgen_parse('', 'base62');
 SELECT idgen_parse(NULL), idgen_encode(NULL);
+
+-- lengths and positions count characters, and a wrong character is shown
+-- whole, whatever its length in bytes
+SELECT idgen_parse('0000000000€AB', 'base32');
+SELECT idgen_parse('0000000000€', 'base62');
+SELECT idgen_parse('0000000000€', 'base32');

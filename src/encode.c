@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
 PG_FUNCTION_INFO_V1(idgen_encode);
@@ -86,6 +87,7 @@ idgen_encode(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(buf));
 }
 
+/* Lengths and positions count characters, not bytes, whatever the encoding. */
 Datum
 idgen_parse(PG_FUNCTION_ARGS)
 {
@@ -95,20 +97,21 @@ idgen_parse(PG_FUNCTION_ARGS)
 	int			len = strlen(s);
 	uint64		v = 0;
 
-	if (len != enc->width)
+	if (pg_mbstrlen_with_len(s, len) != enc->width)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 				 errmsg("invalid %s idgen ID: \"%s\"", enc->name, s),
 				 errdetail("A %s idgen ID has exactly %d characters.", enc->name, enc->width)));
-	for (int i = 0; i < len; i++)
+	for (int i = 0; i < len; i += pg_mblen(s + i))
 	{
-		int			d = encoding_digit(enc, s[i]);
+		int			d = pg_mblen(s + i) == 1 ? encoding_digit(enc, s[i]) : -1;
 
 		if (d < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid %s idgen ID: \"%s\"", enc->name, s),
-					 errdetail("Character \"%c\" is not a %s digit.", s[i], enc->name)));
+					 errdetail("Character \"%.*s\" is not a %s digit.", pg_mblen(s + i), s + i,
+							   enc->name)));
 		if (v > (uint64) ((PG_INT64_MAX - d) / enc->base))
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
