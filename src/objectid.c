@@ -349,6 +349,24 @@ objectid_generator_init(void)
 	gen_ready = true;
 }
 
+/* The counter came round in gen_second, which the clock may not have left. */
+static void
+objectid_refuse_exhausted(int64 clock_seconds)
+{
+	if (clock_seconds < gen_second)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("objectid counter exhausted for the current second"),
+				 errdetail("The system clock is %lld s behind this backend's newest ObjectId, so values stay in that second, and all 16777216 of its values are used.",
+						   (long long) (gen_second - clock_seconds)),
+				 errhint("Check the server's time synchronization; objectid() resumes once the clock passes that second.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("objectid counter exhausted for the current second"),
+			 errdetail("This backend made 16777216 ObjectIds in one second; another would repeat one of them."),
+			 errhint("Retry in the next second.")));
+}
+
 /*
  * objectid(): the time field is the clock's second, as MongoDB drivers
  * write it, but never earlier than the newest second this backend used: the
@@ -388,11 +406,7 @@ objectid(PG_FUNCTION_ARGS)
 		gen_second_start = counter;
 	}
 	else if (unlikely(counter == gen_second_start))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("objectid counter exhausted for the current second"),
-				 errdetail("This backend made 16777216 ObjectIds in one second; another would repeat one of them."),
-				 errhint("Retry in the next second.")));
+		objectid_refuse_exhausted(seconds);
 	gen_counter = counter;
 
 	result = palloc(sizeof(ObjectId));
