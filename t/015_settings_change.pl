@@ -9,6 +9,7 @@ use IdgenTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes;
 
 my $node = idgen_node('settings', "idgen.node_id = 3\n");
 $node->safe_psql('postgres', q(
@@ -21,15 +22,22 @@ $node->safe_psql('postgres', q(
 my %ids = (idgen => 300000, twitter => 300000, custom => 300000,
 	js53 => 50000, sonyflake => 50000);
 
+# In ten passes over the layouts, so that each one's IDs spread over the
+# whole round.
 sub generate
 {
 	my ($round) = @_;
-	for my $layout (sort keys %ids)
+	my $sql = '';
+	for my $pass (1 .. 10)
 	{
-		$node->safe_psql('postgres', qq(
-			INSERT INTO ids SELECT $round, '$layout', idgen_next('$layout')
-			FROM generate_series(1, $ids{$layout})));
+		for my $layout (sort keys %ids)
+		{
+			my $n = $ids{$layout} / 10;
+			$sql .= qq(INSERT INTO ids SELECT $round, '$layout', idgen_next('$layout')
+				FROM generate_series(1, $n);\n);
+		}
 	}
+	$node->safe_psql('postgres', $sql);
 }
 
 sub no_repeats
@@ -41,20 +49,33 @@ sub no_repeats
 		WHERE n > 0)), '', "$what: no ID repeated in any layout");
 }
 
+# Restarts with the given settings and the clock set back to when the
+# previous round started, so that every layout's new IDs fall in the same
+# milliseconds as its earlier ones unless the marks keep them apart.
+sub restart_back_to
+{
+	my ($round_start_ms, $conf) = @_;
+	my $now_ms = int(Time::HiRes::time() * 1000);
+	my $offset = $round_start_ms - $now_ms - 2000;
+	set_auto_conf($node,
+		"$conf\nidgen.max_clock_regression_ms = 60000\nidgen.clock_offset_ms = $offset");
+}
+
+my $round_start = int(Time::HiRes::time() * 1000);
 generate(1);
 
 my $log_offset = -s $node->logfile;
-set_auto_conf($node, "idgen.epoch = '2023-12-31'\nidgen.clock_offset_ms = -9000");
+restart_back_to($round_start, "idgen.epoch = '2023-12-31'");
+$round_start = int(Time::HiRes::time() * 1000);
 generate(2);
-no_repeats('idgen.epoch one day earlier, clock 9 s behind');
+no_repeats('idgen.epoch one day earlier, clock back to the first round');
 like(slurp_file($node->logfile, $log_offset),
 	qr/LOG:  idgen: the epoch of layout "idgen" changed from 2024-01-01 00:00:00\+00 to 2023-12-31 00:00:00\+00/,
 	'the log says the epoch changed');
 
-set_auto_conf($node,
-	"idgen.epoch = '2023-01-01'\nidgen.node_bits = 5\nidgen.clock_offset_ms = -9000");
+restart_back_to($round_start, "idgen.epoch = '2023-01-01'\nidgen.node_bits = 5");
 generate(3);
-no_repeats('idgen.epoch a year earlier and idgen.node_bits 5, clock 9 s behind');
+no_repeats('idgen.epoch a year earlier and idgen.node_bits 5, clock back to the second round');
 
 # js53 borrows about 47 s ahead of the clock with a 60 s lead; after a clean
 # restart with the clock right, every other layout generates at once, and
