@@ -77,4 +77,25 @@ get_extension_schema(Oid ext_oid)
 #include "commands/extension.h"
 #endif
 
+/*
+ * The wait event of a session waiting for synchronous standbys to confirm a
+ * high-water mark: named on PG 17 and later, "Extension" before.
+ */
+#if PG_VERSION_NUM >= 170000
+#include "utils/wait_event.h"
+
+static inline uint32
+idgen_wait_event_sync_rep(void)
+{
+	static uint32 event = 0;
+
+	if (event == 0)
+		event = WaitEventExtensionNew("IdgenMarkSyncRep");
+	return event;
+}
+#else
+#include "utils/wait_event.h"
+#define idgen_wait_event_sync_rep() PG_WAIT_EXTENSION
+#endif
+
 #endif							/* IDGEN_COMPAT_H */

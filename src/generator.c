@@ -72,6 +72,17 @@ typedef struct GenPlan
 	HwmEntry   *hwm;			/* the layout's high-water mark */
 } GenPlan;
 
+/*
+ * What a step that could not make an ID waits for, holding no lock: the
+ * clock to reach until_ms, or, when confirm_ms >= 0, synchronous standbys to
+ * confirm the high-water mark above the tick starting at confirm_ms.
+ */
+typedef struct GenWait
+{
+	int64		until_ms;
+	int64		confirm_ms;
+} GenWait;
+
 /* A layout's plan and, when it has a worker id of its own, its state. */
 typedef struct LayoutGen
 {
@@ -289,9 +300,10 @@ generator_sleep_until(const GenPlan *plan, int64 target_ms)
 /*
  * Every new tick passes here, whichever path chose it, so the range check
  * cannot be skipped.  The fields other than the sequence are packed once per
- * tick, not once per ID.
+ * tick, not once per ID.  Returns false, changing nothing, when the tick's
+ * high-water mark awaits synchronous standbys.
  */
-static void
+static bool
 generator_start_tick(GenState *st, const GenPlan *plan, int64 ms)
 {
 	const IdgenLayout *layout = plan->layout;
@@ -311,7 +323,8 @@ generator_start_tick(GenState *st, const GenPlan *plan, int64 ms)
 						   timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout)))),
 				 errhint("Move to a layout with a later end.")));
 	/* The tick's start: a long tick must not push the mark far ahead. */
-	hwm_reserve(plan->hwm, ms);
+	if (!hwm_reserve(plan->hwm, ms))
+		return false;
 	if (plan->other_last_ms != NULL)
 		*plan->other_last_ms = Max(*plan->other_last_ms, ms + plan->tick_ms - 1);
 	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / plan->tick_ms;
@@ -320,16 +333,18 @@ generator_start_tick(GenState *st, const GenPlan *plan, int64 ms)
 	st->ms_base = layout_pack(layout, &fields);
 	st->last_ms = ms;
 	st->seq = plan->seq_start_span ? (int64) (next_random() % plan->seq_start_span) : 0;
+	return true;
 }
 
 /*
- * Makes the next ID of st into *id.  When that needs the clock to move on
- * first, it changes nothing that matters, sets *wait_until and returns
- * false: the caller sleeps, holding no lock, and tries again.
+ * Makes the next ID of st into *id.  When that needs the clock to move on,
+ * or standbys to confirm a mark, first, it changes nothing that matters,
+ * fills *wait and returns false: the caller waits, holding no lock, and
+ * tries again.
  */
 static inline bool
 generator_try_step(GenState *st, const GenPlan *plan, int64 now, int64 *id,
-				   int64 *wait_until)
+				   GenWait *wait)
 {
 	if (likely(now >= st->clock_high))
 	{
@@ -343,35 +358,52 @@ generator_try_step(GenState *st, const GenPlan *plan, int64 now, int64 *id,
 		now = tick_start(plan, now);
 
 	/* Check the clock against logical time before touching the sequence. */
-	if (now > st->last_ms)
-		generator_start_tick(st, plan, now);
-	else if (st->seq < plan->seq_max)
+	if (now <= st->last_ms && st->seq < plan->seq_max)
 		st->seq++;
 	else
 	{
-		int64		next = st->last_ms + plan->tick_ms;
+		int64		tick = now;
 
-		if (next > st->clock_high + idgen_max_lead_ms)
+		if (now <= st->last_ms)
 		{
-			st->waits++;
-			*wait_until = next - idgen_max_lead_ms;
+			tick = st->last_ms + plan->tick_ms;
+			if (tick > st->clock_high + idgen_max_lead_ms)
+			{
+				st->waits++;
+				wait->until_ms = tick - idgen_max_lead_ms;
+				wait->confirm_ms = -1;
+				return false;
+			}
+		}
+		if (!generator_start_tick(st, plan, tick))
+		{
+			wait->until_ms = 0;
+			wait->confirm_ms = tick;
 			return false;
 		}
-		generator_start_tick(st, plan, next);
 	}
 	st->issued++;
 	*id = st->ms_base + st->seq * plan->seq_scale;
 	return true;
 }
 
+static void
+generator_wait(const GenPlan *plan, const GenWait *wait)
+{
+	if (wait->confirm_ms >= 0)
+		hwm_wait_confirmed(plan->hwm, wait->confirm_ms);
+	else
+		generator_sleep_until(plan, wait->until_ms);
+}
+
 static int64
 generator_next_dedicated(GenState *st, const GenPlan *plan)
 {
 	int64		id;
-	int64		wait_until;
+	GenWait		wait;
 
-	while (!generator_try_step(st, plan, clock_now_ms(), &id, &wait_until))
-		generator_sleep_until(plan, wait_until);
+	while (!generator_try_step(st, plan, clock_now_ms(), &id, &wait))
+		generator_wait(plan, &wait);
 	return id;
 }
 
@@ -385,7 +417,7 @@ generator_next_locked(GenState *(*lock) (const char *, HwmEntry *, bool *),
 					  void (*unlock) (void), const GenPlan *plan)
 {
 	int64		id;
-	int64		wait_until;
+	GenWait		wait;
 
 	for (;;)
 	{
@@ -394,11 +426,11 @@ generator_next_locked(GenState *(*lock) (const char *, HwmEntry *, bool *),
 		bool		done;
 
 		generator_apply_floor(st, plan, fresh ? hwm_fresh_floor(plan->hwm) : hwm_floor(plan->hwm));
-		done = generator_try_step(st, plan, clock_now_ms(), &id, &wait_until);
+		done = generator_try_step(st, plan, clock_now_ms(), &id, &wait);
 		unlock();
 		if (done)
 			return id;
-		generator_sleep_until(plan, wait_until);
+		generator_wait(plan, &wait);
 	}
 }
 

@@ -31,6 +31,15 @@
  * does no I/O; only a backend that reaches the mark itself (an idle server's
  * first ID, or a burst that outruns the writer) raises it synchronously.
  *
+ * With synchronous standbys configured, a session whose synchronous_commit
+ * waits for them (remote_write, on, remote_apply) uses only ticks below a
+ * mark they have confirmed, as a commit would: its record is flushed on them,
+ * so a standby promoted after the primary died resumes above every ID the
+ * primary handed out, even one no row holds.  The writer confirms marks
+ * ahead of need, so in steady state nobody waits; while the standbys are
+ * away, such sessions wait (cancellably, holding no lock) for the writer.
+ * Sessions with synchronous_commit = local or off use the flushed marks.
+ *
  * Locking: hwm->lock (exclusive) guards the table's names, epochs and
  * floors, and serialises raising marks and writing the file.  Marks and
  * requests are atomics, read without the lock on the hot path: a mark is
@@ -45,6 +54,7 @@
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
+#include "access/xact.h"
 #include "access/xlogrecovery.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -52,6 +62,9 @@
 #include "port/atomics.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
+#include "replication/syncrep.h"
+#include "replication/walsender.h"
+#include "storage/condition_variable.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -98,6 +111,7 @@ struct HwmEntry
 	pg_atomic_uint64 mark;		/* every used tick start is below it */
 	pg_atomic_uint64 requested; /* newest tick start a backend asked for */
 	pg_atomic_uint64 retired;	/* newest tick start of a given-up shared state */
+	pg_atomic_uint64 confirmed; /* a mark the synchronous standbys have */
 };
 
 typedef struct HwmShared
@@ -106,6 +120,7 @@ typedef struct HwmShared
 	bool		corrupt;		/* the file could not be read */
 	char		corrupt_detail[256];
 	Latch	   *writer_latch;	/* the mark writer, when running */
+	ConditionVariable confirmed_cv; /* broadcast when marks are confirmed */
 	bool		restore_warned;
 	HwmEntry	entries[HWM_MAX_ENTRIES];	/* [0] is the overflow mark */
 } HwmShared;
@@ -173,6 +188,7 @@ hwm_add(const char *name, int64 epoch_ms)
 		pg_atomic_write_u64(&e->mark, (uint64) overflow->floor);
 		pg_atomic_write_u64(&e->requested, 0);
 		pg_atomic_write_u64(&e->retired, 0);
+		pg_atomic_write_u64(&e->confirmed, 0);
 		return e;
 	}
 	return NULL;
@@ -353,7 +369,9 @@ hwm_shmem_startup(void)
 			pg_atomic_init_u64(&hwm->entries[i].mark, 0);
 			pg_atomic_init_u64(&hwm->entries[i].requested, 0);
 			pg_atomic_init_u64(&hwm->entries[i].retired, 0);
+			pg_atomic_init_u64(&hwm->entries[i].confirmed, 0);
 		}
+		ConditionVariableInit(&hwm->confirmed_cv);
 		strlcpy(hwm_overflow()->name, HWM_OVERFLOW, NAMEDATALEN);
 		if (hwm_load_file())
 			hwm_arrange_entries();
@@ -516,20 +534,38 @@ hwm_raise(HwmEntry *target, int64 ms)
 	LWLockRelease(hwm->lock);
 }
 
+/* Does this session wait for synchronous standbys, as its commits would? */
+static inline bool
+hwm_sync_wanted(void)
+{
+	return SyncRepRequested() && SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0';
+}
+
+static void
+hwm_wake_writer(void)
+{
+	Latch	   *writer = hwm->writer_latch; /* read once: it may be exiting */
+
+	if (writer != NULL)
+		SetLatch(writer);
+}
+
 /*
  * Called for every tick start before an ID of it is handed out.  Below the
  * mark it returns at once; near the mark it wakes the writer; at the mark it
- * raises the mark itself.
+ * raises the mark itself.  Returns false when the tick must wait for
+ * synchronous standbys to confirm its mark: the caller, holding no lock,
+ * waits with hwm_wait_confirmed() and tries again.
  */
-void
+bool
 hwm_reserve(HwmEntry *e, int64 ms)
 {
-	int64		mark = (int64) pg_atomic_read_u64(&e->mark);
+	bool		sync = hwm_sync_wanted();
+	int64		limit = (int64) pg_atomic_read_u64(sync ? &e->confirmed : &e->mark);
 	uint64		requested;
-	Latch	   *writer;
 
-	if (likely(ms + HWM_STEP_MS / 2 < mark))
-		return;
+	if (likely(ms + HWM_STEP_MS / 2 < limit))
+		return true;
 	if (unlikely(hwm->corrupt))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -537,18 +573,66 @@ hwm_reserve(HwmEntry *e, int64 ms)
 				 errdetail("%s Without it idgen cannot tell which IDs were issued before the last restart.",
 						   hwm->corrupt_detail),
 				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
-	if (ms >= mark)
-	{
+	if (ms >= hwm_mark(e))
 		hwm_raise(e, ms);
-		return;
+	else
+	{
+		requested = pg_atomic_read_u64(&e->requested);
+		while (requested < (uint64) ms &&
+			   !pg_atomic_compare_exchange_u64(&e->requested, &requested, (uint64) ms))
+			;
 	}
-	requested = pg_atomic_read_u64(&e->requested);
-	while (requested < (uint64) ms &&
-		   !pg_atomic_compare_exchange_u64(&e->requested, &requested, (uint64) ms))
-		;
-	writer = hwm->writer_latch; /* read once: the writer may be exiting */
-	if (writer != NULL)
-		SetLatch(writer);
+	if (sync || ms + HWM_STEP_MS / 2 >= hwm_mark(e))
+		hwm_wake_writer();
+	return !sync || ms < (int64) pg_atomic_read_u64(&e->confirmed);
+}
+
+/*
+ * Waits until the synchronous standbys have a mark above the tick starting
+ * at ms, or this session no longer waits for them.  Cancellable, like a
+ * commit's wait; it takes no lock.
+ */
+void
+hwm_wait_confirmed(HwmEntry *e, int64 ms)
+{
+	ConditionVariablePrepareToSleep(&hwm->confirmed_cv);
+	while (hwm_sync_wanted() && (int64) pg_atomic_read_u64(&e->confirmed) <= ms)
+	{
+		hwm_wake_writer();
+		(void) ConditionVariableTimedSleep(&hwm->confirmed_cv, 1000,
+										   idgen_wait_event_sync_rep());
+	}
+	ConditionVariableCancelSleep();
+}
+
+/*
+ * The writer: has the synchronous standbys confirm every mark made durable
+ * so far.  Only the writer waits here, so that one wait serves every
+ * session; it holds no lock meanwhile, and backends that reach a mark raise
+ * it themselves.
+ */
+static void
+hwm_confirm(void)
+{
+	int64		marks[HWM_MAX_ENTRIES];
+	XLogRecPtr	flushed;
+
+	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+		marks[i] = hwm_mark(&hwm->entries[i]);
+	/* Published marks are flushed, so this covers their records. */
+	flushed = GetFlushRecPtr(NULL);
+	SyncRepWaitForLSN(flushed, false);
+	CHECK_FOR_INTERRUPTS();
+	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+	{
+		pg_atomic_uint64 *confirmed = &hwm->entries[i].confirmed;
+		uint64		old = pg_atomic_read_u64(confirmed);
+
+		while (old < (uint64) marks[i] &&
+			   !pg_atomic_compare_exchange_u64(confirmed, &old, (uint64) marks[i]))
+			;
+	}
+	ConditionVariableBroadcast(&hwm->confirmed_cv);
 }
 
 static void
@@ -557,13 +641,18 @@ hwm_writer_detach(int code, Datum arg)
 	hwm->writer_latch = NULL;
 }
 
-/* The background worker that raises marks when backends come near them. */
+/*
+ * The background worker that raises marks when backends come near them, and
+ * has synchronous standbys confirm them.
+ */
 void
 hwm_writer_main(Datum arg)
 {
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
+	/* Confirm marks on flush, whatever the server's default. */
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
 
 	hwm->writer_latch = MyLatch;
 	before_shmem_exit(hwm_writer_detach, (Datum) 0);
@@ -580,6 +669,8 @@ hwm_writer_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 		hwm_raise(NULL, -1);
+		if (hwm_sync_wanted())
+			hwm_confirm();
 	}
 }
 

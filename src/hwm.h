@@ -27,6 +27,7 @@ extern int64 hwm_floor(const HwmEntry *entry);
 extern int64 hwm_fresh_floor(HwmEntry *entry);
 extern void hwm_retire(HwmEntry *entry, int64 tick_start_ms);
 extern bool hwm_epoch_moved_later(const HwmEntry *entry);
-extern void hwm_reserve(HwmEntry *entry, int64 tick_start_ms);
+extern bool hwm_reserve(HwmEntry *entry, int64 tick_start_ms);
+extern void hwm_wait_confirmed(HwmEntry *entry, int64 tick_start_ms);
 
 #endif							/* IDGEN_HWM_H */
