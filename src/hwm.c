@@ -29,6 +29,7 @@
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
@@ -41,6 +42,7 @@
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
+#include "utils/wait_event.h"
 
 #include "clock.h"
 #include "compat.h"
