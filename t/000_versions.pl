@@ -1,12 +1,16 @@
 # The version lives in idgen.control's default_version; every other place
-# that states it (META.json for PGXN, debian/changelog, CHANGELOG.md) must
-# agree, and the install scripts must reach it.  Likewise the oldest
-# PostgreSQL: compat.h's #error, META.json's prerequisite, debian/pgversions.
+# that states it (META.json for PGXN, debian/changelog, CHANGELOG.md, the
+# module itself on PostgreSQL 18) must agree, and the install scripts must
+# reach it.  Likewise the oldest PostgreSQL: compat.h's #error, META.json's
+# prerequisite, debian/pgversions.
 use strict;
 use warnings;
 use File::Basename qw(dirname);
 use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 use JSON::PP;
+use PostgreSQL::Test::Cluster;
 use Test::More;
 
 my $root = dirname($FindBin::RealBin);
@@ -64,5 +68,23 @@ ok(defined $min, 'compat.h refuses versions below a minimum');
 is($meta->{prereqs}{runtime}{requires}{PostgreSQL}, "$min.0.0",
 	"META.json: requires PostgreSQL $min.0.0");
 like(slurp('debian/pgversions'), qr/^\Q$min\E\+$/m, "debian/pgversions: $min+");
+
+# The server: CREATE EXTENSION installs the version, and from 18 on the
+# loaded module reports it too (PG_MODULE_MAGIC_EXT).
+my $node = idgen_node('versions');
+is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'idgen'"),
+	$version, "CREATE EXTENSION idgen installs $version");
+SKIP:
+{
+	skip 'modules report their version from PostgreSQL 18 on', 1
+	  if $node->safe_psql('postgres', 'SHOW server_version_num') < 180000;
+	is( $node->safe_psql(
+			'postgres',
+			"SELECT module_name || ' ' || version FROM pg_get_loaded_modules() "
+			  . "WHERE file_name = 'idgen.so'"),
+		"idgen $version",
+		"the loaded module says idgen $version");
+}
+$node->stop;
 
 done_testing();
