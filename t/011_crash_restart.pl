@@ -43,7 +43,7 @@ my $victim = $node->background_psql('postgres');
 my $pid = $victim->query_safe('SELECT pg_backend_pid()');
 kill 'KILL', $pid;
 eval { $victim->quit };
-$node->poll_query_until('postgres', 'SELECT 1', '1') or die 'no restart after crash';
+wait_for_restart($node);
 ok($node->log_contains('all server processes terminated; reinitializing'),
 	'the crash reinitialised shared memory');
 burst(2, -500);

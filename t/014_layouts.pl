@@ -83,7 +83,7 @@ my $victim = $node->background_psql('postgres');
 my $pid = $victim->query_safe('SELECT pg_backend_pid()');
 kill 'KILL', $pid;
 eval { $victim->quit };
-$node->poll_query_until('postgres', 'SELECT 1', '1') or die 'no restart after crash';
+wait_for_restart($node);
 $node->stop('immediate');
 $node->append_conf('postgresql.conf', 'idgen.clock_offset_ms = -5000');
 $node->start;
