@@ -26,10 +26,8 @@ ISOLATION = concurrent_next
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf
 TAP_TESTS = 1
 
-# The version, as idgen.control gives it, for PG_MODULE_MAGIC_EXT; read from
-# $(srcdir), which PGXS sets, so that builds in a subdirectory (Debian's
-# pg_buildext) find it too.
-IDGEN_VERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(srcdir)/idgen.control)
+# The version, as idgen.control gives it, for PG_MODULE_MAGIC_EXT.
+IDGEN_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" idgen.control)
 PG_CPPFLAGS += -DIDGEN_VERSION='"$(IDGEN_VERSION)"'
 # Warnings; CI and scripts/matrix add -Werror through COPT.
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
