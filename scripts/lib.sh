@@ -1,6 +1,6 @@
-# Shared by scripts/demo, scripts/test and scripts/bench: install what idgen
-# needs on Debian 12, build and install it, and run commands as an
-# unprivileged user (initdb refuses root).
+# Shared by scripts/demo, scripts/test, scripts/matrix and scripts/bench:
+# install what idgen needs on Debian 12, build and install it, run the suite,
+# and run commands as an unprivileged user (initdb refuses root).
 
 PG_MAJOR=15
 PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
@@ -63,6 +63,34 @@ user_tmpdir() {
 	d=$(mktemp -d "${TMPDIR:-/tmp}/idgen.XXXXXX")
 	[ "$(id -u)" -eq 0 ] && chown "$RUN_USER" "$d"
 	echo "$d"
+}
+
+# Copies the checkout into directory $1, owned by the test user, for the suite
+# to build in and write its results into: tracked and untracked files but no
+# ignored ones, so no build outputs of another PostgreSQL version come along.
+# Installs node-postgres there for t/060_js_client.pl.
+copy_checkout() {
+	local dest=$1
+	git -C "$ROOT" ls-files -z --cached --others --exclude-standard |
+		(cd "$ROOT" && xargs -0 cp --parents -t "$dest")
+	npm_ci "$dest/test/js"
+	if [ "$(id -u)" -eq 0 ]; then chown -R "$RUN_USER" "$dest"; fi
+}
+
+# Runs every suite (pg_regress, isolation, TAP) in copy $1 against the
+# PostgreSQL whose pg_config is $2, where idgen is already installed; on
+# failure prints the diffs and the TAP logs' ends and returns non-zero.
+run_suite() {
+	local work=$1 pg_config=$2 status=0 f
+	as_user make -C "$work" -s installcheck PG_CONFIG="$pg_config" PROVE_FLAGS="--timer" || status=$?
+	[ $status -eq 0 ] && return 0
+	for f in "$work"/regression.diffs "$work"/output_iso/regression.diffs; do
+		if [ -f "$f" ]; then echo "=== $f"; cat "$f"; fi
+	done
+	for f in "$work"/tmp_check/log/regress_log_*; do
+		if [ -f "$f" ]; then echo "=== $f (tail)"; tail -n 60 "$f"; fi
+	done
+	return $status
 }
 
 # Starts a throwaway cluster with idgen preloaded in a fresh directory and

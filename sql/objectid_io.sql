@@ -97,3 +97,22 @@ INSERT INTO oid_bytes VALUES (5, '\xfedcba987654321001234567');
 COPY oid_bytes TO :'filename' (FORMAT binary);
 COPY oid_copy2 FROM :'filename' (FORMAT binary);
 SELECT * FROM oid_copy2 WHERE n = 5;
+
+-- From PostgreSQL 16 on, bad text is a soft error: pg_input_is_valid() says
+-- false instead of raising (15 has neither soft errors nor the function).
+DO $$
+DECLARE
+	ok boolean;
+BEGIN
+	IF current_setting('server_version_num')::int >= 160000 THEN
+		EXECUTE $q$
+			SELECT pg_input_is_valid('507f1f77bcf86cd799439011', 'objectid')
+			   AND NOT pg_input_is_valid('507f1f77bcf86cd79943901z', 'objectid')
+			   AND NOT pg_input_is_valid('507f1f77bcf86cd7994390', 'objectid')
+		$q$ INTO ok;
+		IF NOT ok THEN
+			RAISE EXCEPTION 'objectid input does not report soft errors';
+		END IF;
+	END IF;
+END
+$$;

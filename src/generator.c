@@ -33,6 +33,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
+#include "utils/wait_event.h"
 
 #include "catalog.h"
 #include "clock.h"

@@ -50,11 +50,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
 #include "access/xlogreader.h"
-#include "access/xact.h"
 #include "access/xlogrecovery.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -73,6 +73,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "clock.h"
 #include "compat.h"

@@ -79,11 +79,7 @@ my $burst = join ";\n", map {
 	"INSERT INTO ids SELECT '$_', 2, 0, n, idgen_next('$_') FROM generate_series(1, 3000) n"
 } @layouts;
 $node->safe_psql('postgres', $burst);
-my $victim = $node->background_psql('postgres');
-my $pid = $victim->query_safe('SELECT pg_backend_pid()');
-kill 'KILL', $pid;
-eval { $victim->quit };
-$node->poll_query_until('postgres', 'SELECT 1', '1') or die 'no restart after crash';
+crash_backend($node) or die 'no crash';
 $node->stop('immediate');
 $node->append_conf('postgresql.conf', 'idgen.clock_offset_ms = -5000');
 $node->start;

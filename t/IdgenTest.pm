@@ -7,7 +7,7 @@ use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(idgen_node set_auto_conf);
+our @EXPORT = qw(idgen_node set_auto_conf crash_backend);
 
 # idgen_node(name, extra postgresql.conf lines, init options...)
 sub idgen_node
@@ -34,6 +34,23 @@ sub set_auto_conf
 	print $fh "$conf\n";
 	close $fh;
 	$node->start;
+}
+
+# SIGKILLs a backend and waits until the server, having reinitialised
+# shared memory, says it is ready again: a query sent while it restarts can
+# die of a broken pipe.  Returns whether the log shows the reinitialisation.
+sub crash_backend
+{
+	my ($node) = @_;
+	my $victim = $node->background_psql('postgres');
+	my $pid = $victim->query_safe('SELECT pg_backend_pid()');
+	my $log_offset = -s $node->logfile;
+
+	kill 'KILL', $pid;
+	eval { $victim->quit };
+	$node->wait_for_log(qr/database system is ready to accept connections/, $log_offset);
+	return $node->log_contains('all server processes terminated; reinitializing', $log_offset);
+}
 }
 
 1;
