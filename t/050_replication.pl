@@ -14,13 +14,6 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-# A conninfo without quotes, to embed in SQL literals.
-sub conninfo
-{
-	my ($node) = @_;
-	return 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres';
-}
-
 my @pubs;
 for my $n (1 .. 3)
 {

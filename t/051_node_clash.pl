@@ -12,12 +12,6 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-sub conninfo
-{
-	my ($node) = @_;
-	return 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres';
-}
-
 # a, and b cloned from a base backup of a: the clone keeps a's
 # postgresql.conf, node id included, and its system identifier.
 my $a = idgen_node('a', "idgen.node_id = 1\n", allows_streaming => 1);
@@ -28,19 +22,7 @@ $b->init_from_backup($a, 'clone');
 $b->start;
 # c: an unrelated server with another node id and another epoch.
 my $c = idgen_node('c', "idgen.node_id = 2\n");
-
-
-# Restarts a node with the given settings in postgresql.auto.conf.
-sub reconfigure
-{
-	my ($node, $conf) = @_;
-	$node->stop;
-	open my $fh, '>', $node->data_dir . '/postgresql.auto.conf' or die $!;
-	print $fh "$conf\n";
-	close $fh;
-	$node->start;
-}
-reconfigure($c, "idgen.epoch = '2023-01-01'");
+set_auto_conf($c, "idgen.epoch = '2023-01-01'");
 
 my ($ca, $cb, $cc) = map { conninfo($_) } $a, $b, $c;
 my $unreachable = 'host=/nonexistent port=1 dbname=postgres';
@@ -66,8 +48,8 @@ like($rows[4], qr/^\|could not check this server: could not establish connection
 
 # The clone gets its own node id; c takes node id 1 from another cluster,
 # and a different node_bits.
-reconfigure($b, 'idgen.node_id = 3');
-reconfigure($c, "idgen.node_id = 1\nidgen.node_bits = 5");
+set_auto_conf($b, 'idgen.node_id = 3');
+set_auto_conf($c, "idgen.node_id = 1\nidgen.node_bits = 5");
 is(check($ca, $cb, $cc), "1|node id 1 is also used by $cc\n3|ok\n"
 	  . "1|idgen.node_bits is 5, but 4 on $ca; node id 1 is also used by $ca",
 	'an unrelated server with the same node id and another node_bits is flagged on both sides');
@@ -77,11 +59,11 @@ is($a->safe_psql('postgres', 'SELECT (idgen_decode(idgen_next())).node_id') . ' 
 	  . $c->safe_psql('postgres', 'SELECT (idgen_decode(idgen_next())).node_id'),
 	'1 1', 'a and c both generate as node 1');
 
-reconfigure($c, "idgen.node_id = 2");
+set_auto_conf($c, "idgen.node_id = 2");
 is(check($ca, $cb, $cc), "1|ok\n3|ok\n2|ok", 'distinct node ids, one layout: no problem');
 
 # A server without idgen preloaded cannot generate, so cannot clash.
-reconfigure($c, "shared_preload_libraries = ''");
+set_auto_conf($c, "shared_preload_libraries = ''");
 is(check($ca, $cc), "1|ok\n|idgen is not loaded via shared_preload_libraries, so this server cannot generate IDs",
 	'a server without idgen preloaded is reported');
 

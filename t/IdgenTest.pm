@@ -7,7 +7,7 @@ use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(idgen_node set_auto_conf crash_backend);
+our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo);
 
 # idgen_node(name, extra postgresql.conf lines, init options...)
 sub idgen_node
@@ -21,6 +21,13 @@ sub idgen_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
 	return $node;
+}
+
+# A node's conninfo without quotes, to embed in SQL literals.
+sub conninfo
+{
+	my ($node) = @_;
+	return 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres';
 }
 
 # Replaces postgresql.auto.conf with the given lines and restarts the node,
