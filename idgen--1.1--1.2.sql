@@ -188,9 +188,9 @@ DECLARE
 		FROM pg_catalog.pg_control_system() c$q$;
 	-- Layouts by name, with times as numbers so that no TimeZone changes them.
 	layouts_query constant text := $q$
-		(SELECT pg_catalog.jsonb_object_agg(l.name, pg_catalog.jsonb_build_object(
+		(SELECT COALESCE(pg_catalog.jsonb_object_agg(l.name, pg_catalog.jsonb_build_object(
 				'epoch', EXTRACT(epoch FROM l.epoch), 'fields', l.fields, 'widths', l.widths,
-				'time_unit', EXTRACT(epoch FROM l.time_unit), 'radix', l.radix))
+				'time_unit', EXTRACT(epoch FROM l.time_unit), 'radix', l.radix)), '{}')
 		 FROM %s.idgen_layout l)$q$;
 	citus bool := conninfos IS NULL;
 	ext_schema name;
@@ -347,23 +347,23 @@ BEGIN
 		FOR i IN 2 .. n LOOP
 			CONTINUE WHEN reports[i] IS NULL;
 			SELECT string_agg(c.name, ', ' ORDER BY c.name) INTO diff
-			FROM jsonb_object_keys(coalesce(reports[1]->'layouts', '{}')) c(name)
-			WHERE NOT coalesce(reports[i]->'layouts', '{}') ? c.name;
+			FROM jsonb_object_keys((reports[1]->'layouts')) c(name)
+			WHERE NOT (reports[i]->'layouts') ? c.name;
 			IF diff IS NOT NULL THEN
 				problems[i] := concat_ws('; ', problems[i],
 					format('layouts of %s missing here: %s (run idgen_sync_layouts() on the coordinator)',
 						   names[1], diff));
 			END IF;
 			SELECT string_agg(c.name, ', ' ORDER BY c.name) INTO diff
-			FROM jsonb_each(coalesce(reports[i]->'layouts', '{}')) c(name, def)
+			FROM jsonb_each((reports[i]->'layouts')) c(name, def)
 			WHERE reports[1]->'layouts'->c.name <> c.def;
 			IF diff IS NOT NULL THEN
 				problems[i] := concat_ws('; ', problems[i],
 					format('layouts defined differently on %s: %s', names[1], diff));
 			END IF;
 			SELECT string_agg(c.name, ', ' ORDER BY c.name) INTO diff
-			FROM jsonb_object_keys(coalesce(reports[i]->'layouts', '{}')) c(name)
-			WHERE NOT coalesce(reports[1]->'layouts', '{}') ? c.name;
+			FROM jsonb_object_keys((reports[i]->'layouts')) c(name)
+			WHERE NOT (reports[1]->'layouts') ? c.name;
 			IF diff IS NOT NULL THEN
 				problems[i] := concat_ws('; ', problems[i],
 					format('layouts not defined on %s: %s', names[1], diff));
