@@ -20,8 +20,8 @@ install_deps() {
 		exit 1
 	fi
 	echo "installing: ${missing[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	apt-get update -qq -o DPkg::Lock::Timeout=600
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
 }
 
 # Debian's nodejs and npm for the JavaScript client test, only those missing

@@ -43,6 +43,16 @@ CREATE TRIGGER boom_stmt BEFORE INSERT ON idgen_layout
 SELECT idgen_define_layout('stmt', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
 DROP TRIGGER boom_stmt ON idgen_layout;
 SELECT count(*) AS layouts_added FROM idgen_layout WHERE name IN ('after', 'stmt');
+-- the trigger that repeats layout changes on Citus workers refuses other
+-- tables and BEFORE triggers
+CREATE TRIGGER boom AFTER INSERT ON nobody.l
+	FOR EACH ROW EXECUTE FUNCTION idgen_layout_propagate();
+INSERT INTO nobody.l VALUES ('x', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}', '1 ms', 2);
+DROP TRIGGER boom ON nobody.l;
+CREATE TRIGGER boom_before BEFORE INSERT ON idgen_layout
+	FOR EACH ROW EXECUTE FUNCTION idgen_layout_propagate();
+SELECT idgen_define_layout('before', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
+DROP TRIGGER boom_before ON idgen_layout;
 
 -- A role that owns an operator = (text, text) in a schema ahead of
 -- pg_catalog in a superuser's search_path: idgen's own lookups never call it.
