@@ -622,7 +622,10 @@ hwm_confirm(void)
 		marks[i] = hwm_mark(&hwm->entries[i]);
 	/* Published marks are flushed, so this covers their records. */
 	flushed = GetFlushRecPtr(NULL);
+	/* As in a commit: the wait handles termination itself. */
+	HOLD_INTERRUPTS();
 	SyncRepWaitForLSN(flushed, false);
+	RESUME_INTERRUPTS();
 	CHECK_FOR_INTERRUPTS();
 	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
 	{
