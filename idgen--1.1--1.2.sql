@@ -233,3 +233,45 @@ $$;
 
 COMMENT ON FUNCTION idgen_adopt(regclass, name, boolean) IS
 'switch an integer key column from its sequence (or pgEdge snowflake sequence) to DEFAULT idgen_next(), widening it and its referencing columns to bigint on request';
+
+-- Time partitions (1.2): IDs are time-ordered, so a range of IDs is a range
+-- of time.  idgen_span() gives the width of a partition (pg_partman's
+-- integer interval, or retention) without bit arithmetic.  Stable, as
+-- idgen_from_timestamp(): layouts defined in SQL can change.
+CREATE FUNCTION idgen_span(width interval, layout text DEFAULT 'idgen')
+RETURNS bigint
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	idgen_schema name;
+	epoch timestamptz;
+	span bigint;
+BEGIN
+	IF extract(month FROM width) <> 0 OR extract(year FROM width) <> 0 THEN
+		RAISE EXCEPTION 'interval must not have months or years: %', width
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'Months and years differ in length, so they span no fixed number of IDs.',
+				  HINT = 'Give the width in days or smaller units.';
+	END IF;
+	IF width <= interval '0' THEN
+		RAISE EXCEPTION 'interval must be positive: %', width
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	SELECT ns.nspname INTO STRICT idgen_schema
+	FROM pg_extension e JOIN pg_namespace ns ON ns.oid = e.extnamespace
+	WHERE e.extname = 'idgen';
+	-- From the layout's epoch, the ID 0; a day is 86400 s whatever TimeZone.
+	EXECUTE format('SELECT ts FROM %I.idgen_decode(0, $1)', idgen_schema) INTO epoch USING layout;
+	EXECUTE format('SELECT %1$I.idgen_from_timestamp($1 + $2, $3) - %1$I.idgen_from_timestamp($1, $3)', idgen_schema)
+		INTO span USING epoch, make_interval(secs => extract(epoch FROM width)), layout;
+	IF span = 0 THEN
+		RAISE EXCEPTION 'interval % is shorter than a time unit of idgen layout "%"', width, layout
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN span;
+END
+$$;
+
+COMMENT ON FUNCTION idgen_span(interval, text) IS
+'how many IDs of the layout an interval holds, whole time units: the width of a time partition on an ID key';
