@@ -85,6 +85,14 @@ static const LayoutSpec builtin_specs[] = {
 	 */
 	{"js53", INT64CONST(1704067200000), 1, 2, 4,
 	{"time", "node", "worker", "sequence"}, {40, 4, 3, 6}},
+
+	/*
+	 * pgEdge's snowflake extension: milliseconds since 2023-01-01 UTC
+	 * (SNOWFLAKE_EPOCH_OFFSET 1672531200 s) << 22 | node (1 to 1023) << 12 |
+	 * counter.  No worker field: it generates in one state per server.
+	 */
+	{"pgedge", INT64CONST(1672531200000), 1, 2, 3,
+	{"time", "node", "sequence"}, {41, 10, 12}},
 };
 
 static IdgenLayout builtin_layouts[lengthof(builtin_specs)];
