@@ -58,6 +58,5 @@ sub crash_backend
 	$node->wait_for_log(qr/database system is ready to accept connections/, $log_offset);
 	return $node->log_contains('all server processes terminated; reinitializing', $log_offset);
 }
-}
 
 1;
