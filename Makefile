@@ -25,6 +25,7 @@ REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/idgen.conf --encod
 ISOLATION = concurrent_next
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf
 TAP_TESTS = 1
+REGRESS += next_block
 
 # The version, as idgen.control gives it, for PG_MODULE_MAGIC_EXT.
 IDGEN_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" idgen.control)
