@@ -1,6 +1,8 @@
 -- idgen_next_block(n): the first of n consecutive IDs, all in one millisecond
 -- of one worker id, that no other call returns
-CREATE EXTENSION idgen;
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS idgen;
+RESET client_min_messages;
 SET TimeZone = 'UTC';
 
 -- the range: 1 to the sequence's 4096 values; outside it, errors naming it
