@@ -350,6 +350,7 @@ generator_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
  * mark, first, it changes nothing that matters, fills *wait and returns
  * false: the caller waits, holding no lock, and tries again.
  */
+pg_attribute_always_inline
 static inline bool
 generator_try_step(GenState *st, const GenPlan *plan, int64 now, int64 n,
 				   int64 *id, GenWait *wait)
@@ -405,6 +406,8 @@ generator_wait(const GenPlan *plan, const GenWait *wait)
 		generator_sleep_until(plan, wait->until_ms);
 }
 
+/* Inlined with n = 1 into idgen_next(), so its step stays the one-ID step. */
+pg_attribute_always_inline
 static inline int64
 generator_next_dedicated(GenState *st, const GenPlan *plan, int64 n)
 {
