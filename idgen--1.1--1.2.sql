@@ -648,3 +648,21 @@ $$;
 
 COMMENT ON FUNCTION idgen_span(interval, text) IS
 'how many IDs of the layout an interval holds, whole time units: the width of a time partition on an ID key';
+
+-- Blocks of consecutive IDs for clients that take one value and use the
+-- next n themselves (Hibernate's pooled-lo optimizer, batch loaders).
+CREATE FUNCTION idgen_next_block(n int)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_next_block'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_next_block(int) IS
+'first of n consecutive IDs (n from 1 to 4096), all in one millisecond of one worker id';
+
+CREATE FUNCTION idgen_next_block(n int, layout text, shard bigint DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_next_block_layout'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_next_block(int, text, bigint) IS
+'first of n consecutive IDs of a layout whose sequence is its lowest field';

@@ -18,6 +18,9 @@
  * half of its range, so the low bits of IDs spread evenly (id % N) even at one
  * ID per millisecond, and every millisecond still holds at least half its range.
  *
+ * idgen_next_block(n) takes n consecutive sequence values of one tick in one
+ * step, so the block is n consecutive integers no other call can return.
+ *
  * idgen_next(layout) follows the same rules in any layout, counting in the
  * layout's ticks.  A layout with a worker field generates in per-backend
  * state when the backend's worker id fits; otherwise, and in layouts without
@@ -109,6 +112,8 @@ PG_FUNCTION_INFO_V1(idgen_next);
 PG_FUNCTION_INFO_V1(idgen_next_batch);
 PG_FUNCTION_INFO_V1(idgen_next_layout);
 PG_FUNCTION_INFO_V1(idgen_next_batch_layout);
+PG_FUNCTION_INFO_V1(idgen_next_block);
+PG_FUNCTION_INFO_V1(idgen_next_block_layout);
 
 /* splitmix64: seeded in this backend, never inherited from the postmaster */
 static inline uint64
@@ -301,14 +306,16 @@ generator_sleep_until(const GenPlan *plan, int64 target_ms)
 /*
  * Every new tick passes here, whichever path chose it, so the range check
  * cannot be skipped.  The fields other than the sequence are packed once per
- * tick, not once per ID.  Returns false, changing nothing, when the tick's
- * high-water mark awaits synchronous standbys.
+ * tick, not once per ID.  The sequence starts where n values still fit (n is
+ * at most seq_max + 1, when it starts at 0).  Returns false, changing
+ * nothing, when the tick's high-water mark awaits synchronous standbys.
  */
 static bool
-generator_start_tick(GenState *st, const GenPlan *plan, int64 ms)
+generator_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
 {
 	const IdgenLayout *layout = plan->layout;
 	IdgenFields fields = {0};
+	int64		span = Min(plan->seq_start_span, plan->seq_max + 2 - n);
 
 	if (unlikely(ms < layout->epoch_ms))
 		ereport(ERROR,
@@ -333,19 +340,21 @@ generator_start_tick(GenState *st, const GenPlan *plan, int64 ms)
 	fields.value[IDGEN_FIELD_WORKER] = plan->worker;
 	st->ms_base = layout_pack(layout, &fields);
 	st->last_ms = ms;
-	st->seq = plan->seq_start_span ? (int64) (next_random() % plan->seq_start_span) : 0;
+	st->seq = span > 0 ? (int64) (next_random() % span) : 0;
 	return true;
 }
 
 /*
- * Makes the next ID of st into *id.  When that needs the clock to move on,
- * or standbys to confirm a mark, first, it changes nothing that matters,
- * fills *wait and returns false: the caller waits, holding no lock, and
- * tries again.
+ * Makes the next n IDs of st, n consecutive sequence values of one tick, and
+ * puts the first into *id; idgen_next() passes n = 1, a constant that folds
+ * away.  When that needs the clock to move on, or standbys to confirm a
+ * mark, first, it changes nothing that matters, fills *wait and returns
+ * false: the caller waits, holding no lock, and tries again.
  */
+pg_attribute_always_inline
 static inline bool
-generator_try_step(GenState *st, const GenPlan *plan, int64 now, int64 *id,
-				   GenWait *wait)
+generator_try_step(GenState *st, const GenPlan *plan, int64 now, int64 n,
+				   int64 *id, GenWait *wait)
 {
 	if (likely(now >= st->clock_high))
 	{
@@ -359,8 +368,8 @@ generator_try_step(GenState *st, const GenPlan *plan, int64 now, int64 *id,
 		now = tick_start(plan, now);
 
 	/* Check the clock against logical time before touching the sequence. */
-	if (now <= st->last_ms && st->seq < plan->seq_max)
-		st->seq++;
+	if (now <= st->last_ms && st->seq <= plan->seq_max - n)
+		st->seq += n;
 	else
 	{
 		int64		tick = now;
@@ -376,15 +385,16 @@ generator_try_step(GenState *st, const GenPlan *plan, int64 now, int64 *id,
 				return false;
 			}
 		}
-		if (!generator_start_tick(st, plan, tick))
+		if (!generator_start_tick(st, plan, tick, n))
 		{
 			wait->until_ms = 0;
 			wait->confirm_ms = tick;
 			return false;
 		}
+		st->seq += n - 1;
 	}
-	st->issued++;
-	*id = st->ms_base + st->seq * plan->seq_scale;
+	st->issued += n;
+	*id = st->ms_base + (st->seq - (n - 1)) * plan->seq_scale;
 	return true;
 }
 
@@ -397,13 +407,15 @@ generator_wait(const GenPlan *plan, const GenWait *wait)
 		generator_sleep_until(plan, wait->until_ms);
 }
 
-static int64
-generator_next_dedicated(GenState *st, const GenPlan *plan)
+/* Inlined with n = 1 into idgen_next(), so its step stays the one-ID step. */
+pg_attribute_always_inline
+static inline int64
+generator_next_dedicated(GenState *st, const GenPlan *plan, int64 n)
 {
 	int64		id;
 	GenWait		wait;
 
-	while (!generator_try_step(st, plan, clock_now_ms(), &id, &wait))
+	while (!generator_try_step(st, plan, clock_now_ms(), n, &id, &wait))
 		generator_wait(plan, &wait);
 	return id;
 }
@@ -415,7 +427,7 @@ generator_next_dedicated(GenState *st, const GenPlan *plan)
  */
 static int64
 generator_next_locked(GenState *(*lock) (const char *, HwmEntry *, bool *),
-					  void (*unlock) (void), const GenPlan *plan)
+					  void (*unlock) (void), const GenPlan *plan, int64 n)
 {
 	int64		id;
 	GenWait		wait;
@@ -427,7 +439,7 @@ generator_next_locked(GenState *(*lock) (const char *, HwmEntry *, bool *),
 		bool		done;
 
 		generator_apply_floor(st, plan, fresh ? hwm_fresh_floor(plan->hwm) : hwm_floor(plan->hwm));
-		done = generator_try_step(st, plan, clock_now_ms(), &id, &wait);
+		done = generator_try_step(st, plan, clock_now_ms(), n, &id, &wait);
 		unlock();
 		if (done)
 			return id;
@@ -443,24 +455,33 @@ lock_shared_slot(const char *layout_name, HwmEntry *hwm, bool *fresh)
 
 /* Kept out of line so that idgen_next's common path stays a small leaf. */
 static pg_noinline int64
-generator_next_slow(void)
+generator_next_slow(int64 n)
 {
 	if (!my_attached)
 		generator_attach();
 	else
 		generator_maybe_reclaim(clock_now_ms());
 	if (my_gen != NULL)
-		return generator_next_dedicated(my_gen, &default_plan);
+		return generator_next_dedicated(my_gen, &default_plan, n);
 	return generator_next_locked(lock_shared_slot, registry_unlock_shared_slot,
-								 &default_plan);
+								 &default_plan, n);
 }
 
 static inline int64
 generator_next(void)
 {
 	if (likely(my_gen != NULL))
-		return generator_next_dedicated(my_gen, &default_plan);
-	return generator_next_slow();
+		return generator_next_dedicated(my_gen, &default_plan, 1);
+	return generator_next_slow(1);
+}
+
+/* The first of n consecutive IDs of the default layout. */
+static pg_noinline int64
+generator_next_block(int64 n)
+{
+	if (likely(my_gen != NULL))
+		return generator_next_dedicated(my_gen, &default_plan, n);
+	return generator_next_slow(n);
 }
 
 static void
@@ -649,9 +670,13 @@ generator_shard(const GenPlan *plan, bool given, int64 shard)
 	return shard;
 }
 
-/* One ID of lg's layout; shard and random fields are filled per ID. */
+/*
+ * The first of n IDs of lg's layout; shard and random fields are filled per
+ * call, so a block has one shard (n > 1 only where they lie above the
+ * sequence).
+ */
 static int64
-generator_next_in(LayoutGen *lg, bool shard_given, int64 shard)
+generator_next_in(LayoutGen *lg, bool shard_given, int64 shard, int64 n)
 {
 	const GenPlan *plan = &lg->plan;
 	const IdgenLayout *layout = plan->layout;
@@ -659,10 +684,10 @@ generator_next_in(LayoutGen *lg, bool shard_given, int64 shard)
 
 	shard = generator_shard(plan, shard_given, shard);
 	if (lg->dedicated)
-		id = generator_next_dedicated(&lg->gen, plan);
+		id = generator_next_dedicated(&lg->gen, plan, n);
 	else
 		id = generator_next_locked(registry_lock_layout_state,
-								   registry_unlock_layout_state, plan);
+								   registry_unlock_layout_state, plan, n);
 	if (plan->shard_count)
 		id += shard * layout->scale[IDGEN_FIELD_SHARD];
 	if (layout_has_field(layout, IDGEN_FIELD_RANDOM))
@@ -701,7 +726,7 @@ generator_next_arg(FunctionCallInfo fcinfo, LayoutGen *lg, int shard_arg)
 {
 	if (lg == NULL)
 		return generator_next();
-	return generator_next_in(lg, !PG_ARGISNULL(shard_arg), PG_GETARG_INT64(shard_arg));
+	return generator_next_in(lg, !PG_ARGISNULL(shard_arg), PG_GETARG_INT64(shard_arg), 1);
 }
 
 Datum
@@ -763,4 +788,65 @@ idgen_next_batch_layout(PG_FUNCTION_ARGS)
 				 errmsg("number of IDs must not be NULL")));
 	generator_batch(fcinfo, generator_prepare(fcinfo, 1));
 	return (Datum) 0;
+}
+
+/*
+ * Checks a block size for a layout: the block's IDs are consecutive integers
+ * only when the sequence is the lowest field.  A block fits in one tick, and
+ * may take its whole sequence (4096 values in the default layout): a tick
+ * for a block that large starts at 0.
+ */
+static void
+generator_check_block(const IdgenLayout *layout, int32 n)
+{
+	int64		size = layout->size[IDGEN_FIELD_SEQ];
+
+	if (layout->scale[IDGEN_FIELD_SEQ] != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot take blocks of IDs in idgen layout \"%s\"", layout->name),
+				 errdetail("Its sequence is not its lowest field, so consecutive integers are not consecutive IDs."),
+				 errhint("Use idgen_next_batch() for several IDs of this layout.")));
+	if (n < 1 || n > size)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("block size must be between 1 and %lld: %d", (long long) size, n),
+				 errdetail("A block lies within one tick of one worker id, whose sequence in idgen layout \"%s\" holds %lld values.",
+						   layout->name, (long long) size),
+				 errhint("Take several blocks.")));
+}
+
+/*
+ * idgen_next_block(n int): the first of n consecutive integers, each an ID
+ * of the default layout that nothing else returns.
+ */
+Datum
+idgen_next_block(PG_FUNCTION_ARGS)
+{
+	int32		n = PG_GETARG_INT32(0);
+
+	generator_check_block(layout_default(), n);
+	PG_RETURN_INT64(generator_next_block(n));
+}
+
+/* idgen_next_block(n int, layout text, shard bigint DEFAULT NULL) */
+Datum
+idgen_next_block_layout(PG_FUNCTION_ARGS)
+{
+	LayoutGen  *lg;
+	int32		n;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("block size must not be NULL")));
+	n = PG_GETARG_INT32(0);
+	lg = generator_prepare(fcinfo, 1);
+	if (lg == NULL)
+	{
+		generator_check_block(layout_default(), n);
+		PG_RETURN_INT64(generator_next_block(n));
+	}
+	generator_check_block(lg->plan.layout, n);
+	PG_RETURN_INT64(generator_next_in(lg, !PG_ARGISNULL(2), PG_GETARG_INT64(2), n));
 }
