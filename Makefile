@@ -14,6 +14,7 @@ OBJS = \
 	src/layout.o \
 	src/objectid.o \
 	src/registry.o \
+	src/settings.o \
 	src/uuidv7.o
 
 EXTENSION = idgen

@@ -11,8 +11,7 @@
 #include <time.h>
 
 #include "clock.h"
-
-int			idgen_clock_offset_ms = 0;
+#include "settings.h"
 
 /* Milliseconds between 1970-01-01 and PostgreSQL's 2000-01-01 epoch. */
 #define PG_EPOCH_UNIX_MS \

@@ -9,7 +9,7 @@
 
 #include "datatype/timestamp.h"
 
-extern int	idgen_clock_offset_ms;
+#include "settings.h"
 
 /*
  * CLOCK_REALTIME straight from the vDSO: cheaper than GetCurrentTimestamp's

@@ -17,10 +17,10 @@
 
 #include "clock.h"
 #include "compat.h"
-#include "generator.h"
 #include "idgen.h"
 #include "layout.h"
 #include "registry.h"
+#include "settings.h"
 
 PG_FUNCTION_INFO_V1(idgen_decode);
 PG_FUNCTION_INFO_V1(idgen_decode_layout);
@@ -35,7 +35,7 @@ decode_layout(text *name)
 	const IdgenLayout *layout = layout_lookup(text_to_cstring(name));
 
 	if (layout == layout_default())
-		idgen_require_layout();
+		settings_require_layout();
 	return layout;
 }
 
@@ -98,7 +98,7 @@ decode_id(FunctionCallInfo fcinfo, const IdgenLayout *layout, int64 id)
 Datum
 idgen_decode(PG_FUNCTION_ARGS)
 {
-	idgen_require_layout();
+	settings_require_layout();
 	return decode_id(fcinfo, layout_default(), PG_GETARG_INT64(0));
 }
 
@@ -138,7 +138,7 @@ from_timestamp(const IdgenLayout *layout, TimestampTz ts)
 Datum
 idgen_from_timestamp(PG_FUNCTION_ARGS)
 {
-	idgen_require_layout();
+	settings_require_layout();
 	PG_RETURN_INT64(from_timestamp(layout_default(), PG_GETARG_TIMESTAMPTZ(0)));
 }
 

@@ -41,15 +41,11 @@
 #include "catalog.h"
 #include "clock.h"
 #include "compat.h"
-#include "generator.h"
 #include "hwm.h"
 #include "idgen.h"
 #include "layout.h"
 #include "registry.h"
-
-int			idgen_node_id = 0;
-int			idgen_max_lead_ms = 1000;
-int			idgen_max_clock_regression_ms = 10000;
+#include "settings.h"
 
 /* Most IDs idgen_next_batch() makes in one call; they are kept in memory. */
 #define BATCH_MAX		1000000
@@ -351,8 +347,7 @@ generator_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
  * mark, first, it changes nothing that matters, fills *wait and returns
  * false: the caller waits, holding no lock, and tries again.
  */
-pg_attribute_always_inline
-static inline bool
+static pg_attribute_always_inline bool
 generator_try_step(GenState *st, const GenPlan *plan, int64 now, int64 n,
 				   int64 *id, GenWait *wait)
 {
@@ -408,8 +403,7 @@ generator_wait(const GenPlan *plan, const GenWait *wait)
 }
 
 /* Inlined with n = 1 into idgen_next(), so its step stays the one-ID step. */
-pg_attribute_always_inline
-static inline int64
+static pg_attribute_always_inline int64
 generator_next_dedicated(GenState *st, const GenPlan *plan, int64 n)
 {
 	int64		id;
@@ -503,7 +497,7 @@ static void
 generator_plan_machine(GenPlan *plan, int64 *workers)
 {
 	const IdgenLayout *l = plan->layout;
-	int64		nodes = ((int64) 1) << idgen_node_bits_setting;
+	int64		nodes = ((int64) 1) << idgen_node_bits;
 
 	*workers = 0;
 	plan->shard_lo = 0;

@@ -12,9 +12,6 @@
 #include "catalog.h"
 #include "layout.h"
 
-char	   *idgen_epoch_setting = NULL;
-int			idgen_node_bits_setting = IDGEN_DEFAULT_NODE_BITS;
-
 static IdgenLayout default_layout;
 
 #define DEFAULT_LAYOUT_NAME "idgen"
@@ -278,16 +275,19 @@ layout_build_spec(IdgenLayout *layout, const LayoutSpec *spec)
 				 spec->nfields, spec->fields, spec->widths);
 }
 
-/* Builds the layouts; the default one from idgen.epoch and idgen.node_bits. */
+/*
+ * Builds the layouts; the default one from idgen.epoch and idgen.node_bits,
+ * which settings.c has checked (an invalid epoch falls back to the default,
+ * and generating and decoding are refused).
+ */
 void
-layout_configure(void)
+layout_configure(const char *epoch, int node_bits)
 {
 	LayoutSpec	spec = {DEFAULT_LAYOUT_NAME, 0, 1, 2, 4,
 	{"time", "node", "worker", "sequence"},
-	{IDGEN_TIME_BITS, idgen_node_bits_setting,
-	IDGEN_MACHINE_BITS - idgen_node_bits_setting, IDGEN_SEQ_BITS}};
+	{IDGEN_TIME_BITS, node_bits, IDGEN_MACHINE_BITS - node_bits, IDGEN_SEQ_BITS}};
 
-	if (!layout_parse_epoch(idgen_epoch_setting, &spec.epoch_ms))
+	if (!layout_parse_epoch(epoch, &spec.epoch_ms))
 		(void) layout_parse_epoch(IDGEN_DEFAULT_EPOCH, &spec.epoch_ms);
 	layout_build_spec(&default_layout, &spec);
 	for (int i = 0; i < (int) lengthof(builtin_specs); i++)

@@ -71,10 +71,7 @@ typedef struct IdgenFields
 #define LAYOUT_EPOCH_RANGE	"from 1900-01-01 to 2200-01-01"
 #define LAYOUT_MAX_END_MS	INT64CONST(253402300799999) /* 9999-12-31 */
 
-extern char *idgen_epoch_setting;
-extern int	idgen_node_bits_setting;
-
-extern void layout_configure(void);
+extern void layout_configure(const char *epoch, int node_bits);
 extern const IdgenLayout *layout_default(void);
 extern const IdgenLayout *layout_lookup(const char *name);
 extern const IdgenLayout *layout_builtin(const char *name);

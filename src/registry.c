@@ -20,6 +20,7 @@
 #include "hwm.h"
 #include "layout.h"
 #include "registry.h"
+#include "settings.h"
 
 /* Each slot on cache lines of its own: its holder writes it on every call. */
 typedef union RegistrySlotPadded
@@ -67,7 +68,7 @@ static int	my_slot = -1;
 static int
 registry_nslots(void)
 {
-	return 1 << (IDGEN_MACHINE_BITS - idgen_node_bits_setting);
+	return 1 << (IDGEN_MACHINE_BITS - idgen_node_bits);
 }
 
 Size

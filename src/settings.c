@@ -1,0 +1,229 @@
+/*
+ * settings.c
+ *		idgen's configuration parameters: their storage, definitions and
+ *		checks, in one place.
+ *
+ * An out-of-range value for a setting in postgresql.conf does not stop the
+ * server: PostgreSQL logs it and keeps the default.  For idgen.node_id that
+ * default could make two servers share a node id, so every rejected value is
+ * remembered here and idgen refuses to generate until it is fixed.  Settings
+ * fixed at server start are defined only while preloading (a library loaded
+ * later may not define them); otherwise their configured values are read as
+ * placeholders, so that decoding still uses the server's layout.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "compat.h"
+#include "layout.h"
+#include "settings.h"
+
+int			idgen_node_id = 0;
+int			idgen_node_bits = IDGEN_DEFAULT_NODE_BITS;
+char	   *idgen_epoch = NULL;
+int			idgen_max_lead_ms = 1000;
+int			idgen_max_clock_regression_ms = 10000;
+int			idgen_clock_offset_ms = 0;
+
+/* The first setting whose configured value was rejected, if any. */
+static const char *bad_setting = NULL;
+static char *bad_setting_detail = NULL;
+static bool bad_setting_affects_layout = false;
+
+static void
+note_bad_setting(const char *name, char *detail, bool affects_layout)
+{
+	if (bad_setting != NULL)
+		return;
+	/* Backends outlive the context this runs in (the postmaster's, or a query's). */
+	bad_setting = name;
+	bad_setting_detail = MemoryContextStrdup(TopMemoryContext, detail);
+	bad_setting_affects_layout = affects_layout;
+	ereport(WARNING,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("idgen will not generate IDs because %s is invalid", name),
+			 errdetail_internal("%s", detail)));
+}
+
+static void
+note_rejected_value(const char *name, const char *configured, bool affects_layout)
+{
+	note_bad_setting(name,
+					 psprintf("The server configuration sets %s to \"%s\", which is not a valid value.",
+							  name, configured),
+					 affects_layout);
+}
+
+/*
+ * Defining a setting applies the value postgresql.conf gave it, or logs and
+ * drops that value when it is invalid.  Validating the configured value
+ * again without applying it tells the two apart: that returns 0 only for an
+ * invalid value.
+ */
+static void
+check_configured_value(const char *name, const char *configured, bool affects_layout)
+{
+	if (configured != NULL &&
+		set_config_option(name, configured, PGC_POSTMASTER, PGC_S_FILE,
+						  GUC_ACTION_SET, false, DEBUG3, false) == 0)
+		note_rejected_value(name, configured, affects_layout);
+}
+
+static char *
+configured_value(const char *name)
+{
+	const char *value = GetConfigOption(name, true, false);
+
+	return value ? pstrdup(value) : NULL;
+}
+
+/* Settings fixed at server start: only definable while preloading. */
+static void
+define_postmaster_settings(void)
+{
+	char	   *node_id = configured_value("idgen.node_id");
+	char	   *node_bits = configured_value("idgen.node_bits");
+	char	   *epoch = configured_value("idgen.epoch");
+
+	DefineCustomIntVariable("idgen.node_id",
+							"Node id of this server, different on every server that generates IDs.",
+							NULL,
+							&idgen_node_id,
+							0, 0, LAYOUT_MASK(IDGEN_MACHINE_BITS),
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.node_bits",
+							"Bits of the 10-bit worker field that hold the node id; the rest number backends.",
+							NULL,
+							&idgen_node_bits,
+							IDGEN_DEFAULT_NODE_BITS, 0, IDGEN_MACHINE_BITS,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
+	DefineCustomStringVariable("idgen.epoch",
+							   "UTC date (YYYY-MM-DD) at which the time field of IDs starts.",
+							   NULL,
+							   &idgen_epoch,
+							   IDGEN_DEFAULT_EPOCH,
+							   PGC_POSTMASTER, 0,
+							   layout_check_epoch, NULL, NULL);
+
+	check_configured_value("idgen.node_bits", node_bits, true);
+	check_configured_value("idgen.epoch", epoch, true);
+	check_configured_value("idgen.node_id", node_id, false);
+	/* A default node id is how two servers end up sharing one. */
+	if (node_id == NULL)
+		note_bad_setting("idgen.node_id",
+						 pstrdup("idgen.node_id is not set. Every server that generates IDs needs a node id of its own, so idgen does not assume one."),
+						 false);
+	if (idgen_node_id > LAYOUT_MASK(idgen_node_bits))
+		note_bad_setting("idgen.node_id",
+						 psprintf("idgen.node_id is %d, but idgen.node_bits = %d allows node ids from 0 to %lld.",
+								  idgen_node_id, idgen_node_bits,
+								  (long long) LAYOUT_MASK(idgen_node_bits)),
+						 false);
+}
+
+/*
+ * Without preloading, the layout settings cannot be defined, but decoding
+ * still has to use the values the server is configured with.
+ */
+static void
+read_postmaster_settings(void)
+{
+	char	   *epoch = configured_value("idgen.epoch");
+	char	   *node_bits = configured_value("idgen.node_bits");
+	int64		epoch_ms;
+
+	if (epoch != NULL)
+	{
+		if (layout_parse_epoch(epoch, &epoch_ms))
+			idgen_epoch = epoch;
+		else
+			note_rejected_value("idgen.epoch", epoch, true);
+	}
+	if (node_bits != NULL)
+	{
+		int			value;
+
+		if (parse_int(node_bits, &value, 0, NULL) &&
+			value >= 0 && value <= IDGEN_MACHINE_BITS)
+			idgen_node_bits = value;
+		else
+			note_rejected_value("idgen.node_bits", node_bits, true);
+	}
+}
+
+static void
+define_runtime_settings(void)
+{
+	DefineCustomIntVariable("idgen.clock_offset_ms",
+							"Shifts the clock idgen reads, for fault-injection tests.",
+							NULL,
+							&idgen_clock_offset_ms,
+							0, INT_MIN, INT_MAX,
+							PGC_SUSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.max_lead_ms",
+							"How far ahead of the clock a burst may borrow milliseconds before it waits.",
+							NULL,
+							&idgen_max_lead_ms,
+							1000, 0, SETTINGS_MAX_LEAD_MS,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("idgen.max_clock_regression_ms",
+							"How far the clock may fall behind the newest ID before generating fails.",
+							NULL,
+							&idgen_max_clock_regression_ms,
+							10000, 0, SETTINGS_MAX_CLOCK_REGRESSION_MS,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}
+
+/*
+ * Defines every setting; the prefix is reserved only when preloading, as
+ * otherwise idgen.node_id and the other postmaster-level settings stay
+ * placeholders, which reserving would remove with a warning.
+ */
+void
+settings_define(void)
+{
+	if (process_shared_preload_libraries_in_progress)
+		define_postmaster_settings();
+	else
+		read_postmaster_settings();
+	define_runtime_settings();
+	if (process_shared_preload_libraries_in_progress)
+		MarkGUCPrefixReserved("idgen");
+}
+
+static void
+report_bad_setting(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("idgen cannot be used because %s is invalid", bad_setting),
+			 errdetail_internal("%s", bad_setting_detail),
+			 errhint("Correct %s in postgresql.conf and restart the server.", bad_setting)));
+}
+
+/* Decoding needs the settings of the default layout to be valid. */
+void
+settings_require_layout(void)
+{
+	if (bad_setting != NULL && bad_setting_affects_layout)
+		report_bad_setting();
+}
+
+/* Generating needs every setting valid. */
+void
+settings_require_all(void)
+{
+	if (bad_setting != NULL)
+		report_bad_setting();
+}
+
