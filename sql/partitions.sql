@@ -94,12 +94,12 @@ SELECT pg_relation_size('readings_brin_id') / current_setting('block_size')::int
 SELECT plan_of($$SELECT count(*) FROM readings_brin
        WHERE id >= idgen_from_timestamp('2026-11-04+00') AND id < idgen_from_timestamp('2026-11-05+00')$$, true) AS p \gset
 SELECT jsonb_path_query_first(:'p', 'strict $.**."Index Name"') AS index_used,
-       jsonb_path_query_first(:'p', 'strict $.**."Plans"[*] ? (@."Node Type" == "Bitmap Heap Scan")."Actual Rows"') AS rows_found,
+       jsonb_path_query_first(:'p', 'strict $.**."Plans"[*] ? (@."Node Type" == "Bitmap Heap Scan")."Actual Rows"')::numeric::bigint AS rows_found,
        (jsonb_path_query_first(:'p', 'strict $.**."Lossy Heap Blocks"'))::int
            BETWEEN 1 AND (SELECT relpages / 10 + 2 * 128 FROM pg_class WHERE relname = 'readings_brin') AS tenth_of_table;
 SELECT plan_of($$SELECT count(*) FROM readings_btree
        WHERE id >= idgen_from_timestamp('2026-11-04+00') AND id < idgen_from_timestamp('2026-11-05+00')$$, true) AS p \gset
 SELECT jsonb_path_query_first(:'p', 'strict $.**."Index Name"') AS index_used,
-       jsonb_path_query_first(:'p', 'strict $.**."Plans"[*] ? (@."Actual Rows" > 1)."Actual Rows"') AS rows_found;
+       jsonb_path_query_first(:'p', 'strict $.**."Plans"[*] ? (@."Actual Rows" > 1)."Actual Rows"')::numeric::bigint AS rows_found;
 DROP TABLE readings_brin, readings_btree;
 DROP FUNCTION plan_of(text, boolean);
