@@ -17,6 +17,7 @@
 #include "common/int.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -253,7 +254,7 @@ catalog_load(CatalogEntry *entry)
 	return exists;
 }
 
-const IdgenLayout *
+static const IdgenLayout *
 catalog_lookup(const char *name)
 {
 	CatalogEntry *entry;
@@ -275,6 +276,32 @@ catalog_lookup(const char *name)
 		return NULL;
 	}
 	return &entry->layout;
+}
+
+/*
+ * The layout of that name: built in, else defined in SQL; an unknown name is
+ * an error that lists the built-in ones.
+ */
+const IdgenLayout *
+catalog_resolve(const char *name)
+{
+	const IdgenLayout *layout = layout_builtin(name);
+	StringInfoData names;
+
+	if (layout == NULL)
+		layout = catalog_lookup(name);
+	if (layout != NULL)
+		return layout;
+
+	initStringInfo(&names);
+	for (int i = 0; (layout = layout_builtin_at(i)) != NULL; i++)
+		appendStringInfo(&names, "%s%s", i > 0 ? ", " : "", layout->name);
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("idgen layout \"%s\" does not exist", name),
+			 errhint("The built-in layouts are %s; define others with idgen_define_layout().",
+					 names.data)));
+	return NULL;				/* keep compiler quiet */
 }
 
 /* Lowercase, so it needs no quoting anywhere; a built-in name stays built in. */

@@ -1,13 +1,14 @@
 /*
  * catalog.h
- *		Layouts defined in SQL, kept in the extension's table idgen_layout.
+ *		Finding layouts by name: the built-in ones, and those defined in SQL,
+ *		kept in the extension's table idgen_layout.
  */
 #ifndef IDGEN_CATALOG_H
 #define IDGEN_CATALOG_H
 
 #include "layout.h"
 
-extern const IdgenLayout *catalog_lookup(const char *name);
+extern const IdgenLayout *catalog_resolve(const char *name);
 extern uint64 catalog_generation(void);
 
 #endif							/* IDGEN_CATALOG_H */

@@ -1,38 +1,31 @@
 /*
  * decode.c
- *		SQL entry points that read IDs and the registry: idgen_decode(),
- *		idgen_from_timestamp(), in the default or a named layout, and the
- *		rows of the idgen_workers view.
+ *		SQL entry points that read IDs: idgen_decode() and
+ *		idgen_from_timestamp(), in the default or a named layout.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "miscadmin.h"
-#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "catalog.h"
 #include "clock.h"
-#include "compat.h"
-#include "idgen.h"
 #include "layout.h"
-#include "registry.h"
 #include "settings.h"
 
 PG_FUNCTION_INFO_V1(idgen_decode);
 PG_FUNCTION_INFO_V1(idgen_decode_layout);
 PG_FUNCTION_INFO_V1(idgen_from_timestamp);
 PG_FUNCTION_INFO_V1(idgen_from_timestamp_layout);
-PG_FUNCTION_INFO_V1(idgen_workers);
 
 /* Only the default layout depends on settings that may be broken. */
 static const IdgenLayout *
 decode_layout(text *name)
 {
-	const IdgenLayout *layout = layout_lookup(text_to_cstring(name));
+	const IdgenLayout *layout = catalog_resolve(text_to_cstring(name));
 
 	if (layout == layout_default())
 		settings_require_layout();
@@ -148,57 +141,4 @@ idgen_from_timestamp_layout(PG_FUNCTION_ARGS)
 	const IdgenLayout *layout = decode_layout(PG_GETARG_TEXT_PP(1));
 
 	PG_RETURN_INT64(from_timestamp(layout, PG_GETARG_TIMESTAMPTZ(0)));
-}
-
-#define WORKERS_COLS 10
-
-static void
-workers_add_row(Tuplestorestate *store, TupleDesc tupdesc, int index,
-				const RegistrySlot *slot, bool is_shared, bool privileged)
-{
-	Datum		values[WORKERS_COLS];
-	bool		nulls[WORKERS_COLS] = {false};
-	bool		visible = privileged || (!is_shared && slot->userid == GetUserId());
-
-	values[0] = Int32GetDatum(index);
-	values[1] = BoolGetDatum(is_shared);
-	values[2] = Int32GetDatum(slot->pid);
-	nulls[2] = is_shared || !visible;
-	values[3] = TimestampTzGetDatum(slot->claimed_at);
-	nulls[3] = is_shared || !visible;
-	values[4] = TimestampTzGetDatum(clock_ms_to_timestamptz(slot->gen.last_ms));
-	nulls[4] = !visible || slot->gen.last_ms == 0;
-	values[5] = Int64GetDatum(Max(slot->gen.last_ms - slot->gen.clock_high, 0));
-	nulls[5] = !visible || slot->gen.last_ms == 0;
-	values[6] = Int64GetDatum((int64) slot->gen.issued);
-	values[7] = Int64GetDatum((int64) slot->gen.regressions);
-	values[8] = Int64GetDatum((int64) slot->gen.waits);
-	values[9] = BoolGetDatum(slot->gen.clock_behind);
-	for (int i = 6; i < WORKERS_COLS; i++)
-		nulls[i] = !visible;
-	tuplestore_putvalues(store, tupdesc, values, nulls);
-}
-
-/* One row per claimed slot, and one for the shared slot. */
-Datum
-idgen_workers(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		privileged = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
-	int			shared = -1;
-
-	idgen_require_registry();
-	InitMaterializedSRF(fcinfo, 0);
-	shared = registry_shared_index();
-	for (int i = 0; i < registry_slot_count(); i++)
-	{
-		RegistrySlot slot;
-
-		registry_read_slot(i, &slot);
-		if (i != shared && slot.pid == 0)
-			continue;
-		workers_add_row(rsinfo->setResult, rsinfo->setDesc, i, &slot,
-						i == shared, privileged);
-	}
-	return (Datum) 0;
 }

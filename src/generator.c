@@ -605,11 +605,11 @@ generator_layout_lookup(const char *name)
 								  HASH_ELEM | HASH_STRINGS);
 	}
 	if (strlen(name) >= NAMEDATALEN)
-		(void) layout_lookup(name); /* reports the unknown layout */
+		(void) catalog_resolve(name); /* reports the unknown layout */
 	lg = hash_search(layout_gens, name, HASH_FIND, NULL);
 	if (lg == NULL || !generator_layout_current(lg))
 	{
-		const IdgenLayout *layout = layout_lookup(name);
+		const IdgenLayout *layout = catalog_resolve(name);
 
 		lg = hash_search(layout_gens, name, HASH_ENTER, &found);
 		if (!found)

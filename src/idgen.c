@@ -58,22 +58,11 @@ _PG_init(void)
 	hwm_register();
 }
 
-/* Reading the registry needs only the shared memory of a preloaded idgen. */
-void
-idgen_require_registry(void)
-{
-	if (!registry_available())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("idgen must be loaded via shared_preload_libraries"),
-				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server.")));
-}
-
 /* Generating needs shared memory and every setting valid. */
 void
 idgen_require_generator(void)
 {
-	idgen_require_registry();
+	registry_require();
 	settings_require_all();
 	if (RecoveryInProgress())
 		ereport(ERROR,

@@ -5,7 +5,6 @@
 #ifndef IDGEN_IDGEN_H
 #define IDGEN_IDGEN_H
 
-extern void idgen_require_registry(void);
 extern void idgen_require_generator(void);
 
 #endif							/* IDGEN_IDGEN_H */

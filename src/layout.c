@@ -6,10 +6,8 @@
  */
 #include "postgres.h"
 
-#include "lib/stringinfo.h"
 #include "utils/datetime.h"
 
-#include "catalog.h"
 #include "layout.h"
 
 static IdgenLayout default_layout;
@@ -324,30 +322,6 @@ layout_builtin_at(int i)
 	if (i <= (int) lengthof(builtin_layouts))
 		return &builtin_layouts[i - 1];
 	return NULL;
-}
-
-/* A built-in layout, or one defined in SQL; an unknown name is an error. */
-const IdgenLayout *
-layout_lookup(const char *name)
-{
-	const IdgenLayout *layout = layout_builtin(name);
-	StringInfoData names;
-
-	if (layout == NULL)
-		layout = catalog_lookup(name);
-	if (layout != NULL)
-		return layout;
-
-	initStringInfo(&names);
-	appendStringInfoString(&names, DEFAULT_LAYOUT_NAME);
-	for (int i = 0; i < (int) lengthof(builtin_layouts); i++)
-		appendStringInfo(&names, ", %s", builtin_layouts[i].name);
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("idgen layout \"%s\" does not exist", name),
-			 errhint("The built-in layouts are %s; define others with idgen_define_layout().",
-					 names.data)));
-	return NULL;				/* keep compiler quiet */
 }
 
 bool

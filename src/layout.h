@@ -73,7 +73,6 @@ typedef struct IdgenFields
 
 extern void layout_configure(const char *epoch, int node_bits);
 extern const IdgenLayout *layout_default(void);
-extern const IdgenLayout *layout_lookup(const char *name);
 extern const IdgenLayout *layout_builtin(const char *name);
 extern const IdgenLayout *layout_builtin_at(int i);
 extern bool layout_valid_name(const char *name);

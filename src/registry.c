@@ -8,15 +8,36 @@
  * by every backend that finds no dedicated slot free, under its own lock, so
  * running out of slots slows generation down but never fails it.  Layouts
  * whose IDs have no room for a backend's worker id generate in a state per
- * layout, under one more lock.
+ * layout, under one more lock.  The idgen_workers view reports the slots.
+ *
+ * Locking:
+ *	- claim_lock guards who holds each slot (pid, userid, claimed_at):
+ *	  exclusive to claim or release, shared to report.  It is taken alone.
+ *	- A dedicated slot's generator state and other_last_ms are written only
+ *	  by its holder, without a lock.  The next holder reads them after a
+ *	  release and a claim under claim_lock, which order the accesses.  The
+ *	  view reads another holder's counters without its lock: they are
+ *	  statistics, aligned 64-bit words that are never used for a decision,
+ *	  and may be a moment old.
+ *	- shared_slot_lock guards the shared slot's state, layout_lock the table
+ *	  of layout states; each is held for one step of the generator only.
+ *	- Lock order: a registry lock, then hwm.c's mark lock (a step may raise a
+ *	  mark: file write, fsync and WAL flush under both), then WAL's own.
+ *	  hwm.c never takes a registry lock.  Nobody sleeps holding any of them:
+ *	  waits for the clock and for synchronous standbys happen after release.
  */
 #include "postgres.h"
 
+#include "catalog/pg_authid.h"
+#include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "utils/acl.h"
 #include "utils/timestamp.h"
 
+#include "clock.h"
 #include "hwm.h"
 #include "layout.h"
 #include "registry.h"
@@ -63,6 +84,8 @@ typedef struct RegistryShared
 #define REGISTRY_TRANCHE "idgen"
 
 static RegistryShared *registry = NULL;
+
+PG_FUNCTION_INFO_V1(idgen_workers);
 static int	my_slot = -1;
 
 static int
@@ -106,16 +129,15 @@ registry_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-bool
-registry_available(void)
+/* Reading or claiming needs the shared memory of a preloaded idgen. */
+void
+registry_require(void)
 {
-	return registry != NULL;
-}
-
-int
-registry_slot_count(void)
-{
-	return registry->nslots;
+	if (registry == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen must be loaded via shared_preload_libraries"),
+				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
 int
@@ -193,15 +215,6 @@ registry_unlock_shared_slot(void)
 	LWLockRelease(registry->shared_slot_lock);
 }
 
-/* A consistent copy of a slot's ownership, for reporting. */
-void
-registry_read_slot(int index, RegistrySlot *copy)
-{
-	LWLockAcquire(registry->claim_lock, LW_SHARED);
-	*copy = registry->slots[index].slot;
-	LWLockRelease(registry->claim_lock);
-}
-
 /*
  * Locks the layout states and returns the named layout's; *fresh says that
  * it was started now, knowing nothing of the layout's earlier IDs.  A state
@@ -243,4 +256,60 @@ void
 registry_unlock_layout_state(void)
 {
 	LWLockRelease(registry->layout_lock);
+}
+
+#define WORKERS_COLS 10
+
+static void
+workers_add_row(Tuplestorestate *store, TupleDesc tupdesc, int index,
+				const RegistrySlot *slot, bool is_shared, bool privileged)
+{
+	Datum		values[WORKERS_COLS];
+	bool		nulls[WORKERS_COLS] = {false};
+	bool		visible = privileged || (!is_shared && slot->userid == GetUserId());
+
+	values[0] = Int32GetDatum(index);
+	values[1] = BoolGetDatum(is_shared);
+	values[2] = Int32GetDatum(slot->pid);
+	nulls[2] = is_shared || !visible;
+	values[3] = TimestampTzGetDatum(slot->claimed_at);
+	nulls[3] = is_shared || !visible;
+	values[4] = TimestampTzGetDatum(clock_ms_to_timestamptz(slot->gen.last_ms));
+	nulls[4] = !visible || slot->gen.last_ms == 0;
+	values[5] = Int64GetDatum(Max(slot->gen.last_ms - slot->gen.clock_high, 0));
+	nulls[5] = !visible || slot->gen.last_ms == 0;
+	values[6] = Int64GetDatum((int64) slot->gen.issued);
+	values[7] = Int64GetDatum((int64) slot->gen.regressions);
+	values[8] = Int64GetDatum((int64) slot->gen.waits);
+	values[9] = BoolGetDatum(slot->gen.clock_behind);
+	for (int i = 6; i < WORKERS_COLS; i++)
+		nulls[i] = !visible;
+	tuplestore_putvalues(store, tupdesc, values, nulls);
+}
+
+/* One row per claimed slot, and one for the shared slot. */
+Datum
+idgen_workers(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	bool		privileged = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
+	int			shared = -1;
+
+	registry_require();
+	InitMaterializedSRF(fcinfo, 0);
+	shared = registry_shared_index();
+	for (int i = 0; i < registry->nslots; i++)
+	{
+		RegistrySlot slot;
+
+		/* Ownership is consistent; the counters are the holder's, unlocked. */
+		LWLockAcquire(registry->claim_lock, LW_SHARED);
+		slot = registry->slots[i].slot;
+		LWLockRelease(registry->claim_lock);
+		if (i != shared && slot.pid == 0)
+			continue;
+		workers_add_row(rsinfo->setResult, rsinfo->setDesc, i, &slot,
+						i == shared, privileged);
+	}
+	return (Datum) 0;
 }

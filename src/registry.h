@@ -42,13 +42,11 @@ extern Size registry_shmem_size(void);
 extern void registry_shmem_request(void);
 extern void registry_shmem_startup(void);
 
-extern bool registry_available(void);
-extern int	registry_slot_count(void);
+extern void registry_require(void);
 extern int	registry_shared_index(void);
 extern RegistrySlot *registry_claim_slot(int *index);
 extern GenState *registry_lock_shared_slot(void);
 extern void registry_unlock_shared_slot(void);
-extern void registry_read_slot(int index, RegistrySlot *copy);
 extern GenState *registry_lock_layout_state(const char *layout_name, HwmEntry *hwm, bool *fresh);
 extern void registry_unlock_layout_state(void);
 
