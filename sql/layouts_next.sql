@@ -7,11 +7,10 @@ SET DateStyle = 'ISO';
 SELECT clock_timestamp() AS t0 \gset
 -- each layout's ID carries this server's node id where the layout has a node
 -- field (Sonyflake: the top 4 bits of its machine id; Instagram: a shard of
--- node 3's sixteenth, 1536-2047) and a time close to now (sql/next moved
--- the default layout's logical time ahead with idgen.clock_offset_ms)
+-- node 3's sixteenth, 1536-2047) and a time close to now
 SELECT l, CASE l WHEN 'sonyflake' THEN (d).worker_id >> 12 WHEN 'instagram' THEN NULL ELSE (d).node_id END AS node,
        (d).node_id BETWEEN 1536 AND 2047 AS node_3_shard,
-       l = 'idgen' OR (d).ts BETWEEN date_trunc('second', :'t0'::timestamptz) AND clock_timestamp() + interval '1 s' AS ts_now,
+       (d).ts BETWEEN date_trunc('second', :'t0'::timestamptz) AND clock_timestamp() + interval '1 s' AS ts_now,
        (d).worker_id IS NOT NULL AS has_worker
 FROM unnest(ARRAY['idgen', 'twitter', 'discord', 'sonyflake', 'instagram',
                   'redis-borrow', 'decimal19', 'js53']) l,

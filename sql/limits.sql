@@ -1,7 +1,6 @@
 -- What one session or role can make idgen hold: names of layouts that do
 -- not exist are not remembered, and the server's shared per-layout states
 -- are recycled rather than running out.
-CREATE EXTENSION IF NOT EXISTS idgen;
 
 -- 20000 lookups of names that do not exist leave the backend's layout cache
 -- as small as it was

@@ -1,6 +1,5 @@
 -- The high-water mark's WAL record: typed, and described for pg_walinspect
 -- and wal_debug by layout, mark and epoch.
-CREATE EXTENSION IF NOT EXISTS idgen;
 CREATE EXTENSION IF NOT EXISTS pg_walinspect;
 
 SELECT idgen_define_layout('walrec', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');

@@ -1,7 +1,6 @@
 -- idgen_node_info() and idgen_check_nodes(): comparing servers
 -- runs alone too: create the extension unless an earlier test did
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS idgen;
 RESET client_min_messages;
 \set SHOW_CONTEXT never
 

@@ -1,7 +1,6 @@
 -- idgen_adopt(): switching key columns from sequences to idgen_next()
 -- runs alone too: create the extension unless an earlier test did
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS idgen;
 RESET client_min_messages;
 CREATE SCHEMA adopt;
 SET search_path = adopt, public;

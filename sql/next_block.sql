@@ -1,7 +1,6 @@
 -- idgen_next_block(n): the first of n consecutive IDs, all in one millisecond
 -- of one worker id, that no other call returns
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS idgen;
 RESET client_min_messages;
 SET TimeZone = 'UTC';
 

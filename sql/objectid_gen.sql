@@ -1,6 +1,5 @@
 -- objectid(), objectid_timestamp() and objectid_from_timestamp()
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS idgen;
 RESET client_min_messages;
 SET TimeZone = 'UTC';
 

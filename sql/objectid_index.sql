@@ -1,6 +1,5 @@
 -- objectid btree indexes deduplicate equal keys, as uuid's do: the operator
 -- class says equal values are equal byte for byte (btequalimage).
-CREATE EXTENSION IF NOT EXISTS idgen;
 CREATE EXTENSION IF NOT EXISTS pageinspect;
 
 CREATE TABLE oid_dups (o objectid);

@@ -1,7 +1,6 @@
 -- objectid: text and binary forms, casts
 -- runs alone too: create the extension unless an earlier test did
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS idgen;
 RESET client_min_messages;
 
 -- text round trips: input in any case, output in lowercase

@@ -1,6 +1,5 @@
 -- objectid: comparison as unsigned bytes, hashing, and the three opclasses
 SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS idgen;
 RESET client_min_messages;
 
 -- values whose order differs between signed and unsigned bytes, and between

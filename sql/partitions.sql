@@ -2,7 +2,6 @@
 -- a range of time.  idgen_span(), native partition bounds from
 -- idgen_from_timestamp(), and BRIN against btree on an ID key.
 -- pg_partman's daily partitions and retention: t/071_partman.pl.
-CREATE EXTENSION IF NOT EXISTS idgen;
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO';
 

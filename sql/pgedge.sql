@@ -3,7 +3,6 @@
 -- << 22 | node (1-1023) << 12 | counter.  pgEdge cannot be built here, so the
 -- values are packed by hand from those definitions.  Then idgen_adopt() on a
 -- column pgEdge converted to snowflake.nextval('sequence').
-CREATE EXTENSION IF NOT EXISTS idgen;
 SET TimeZone = 'UTC';
 SET DateStyle = 'ISO';
 

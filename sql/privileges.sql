@@ -1,6 +1,5 @@
 -- What a role without privileges can reach, and functions that only idgen
 -- itself may call: not executable by PUBLIC, and refusing any other use.
-CREATE EXTENSION IF NOT EXISTS idgen;
 
 -- every function of the extension that PUBLIC cannot execute
 SELECT p.oid::regprocedure AS not_for_public
