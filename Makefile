@@ -15,6 +15,7 @@ OBJS = \
 	src/objectid.o \
 	src/registry.o \
 	src/settings.o \
+	src/step.o \
 	src/uuidv7.o
 
 EXTENSION = idgen

@@ -1,22 +1,14 @@
 /*
  * generator.c
- *		idgen_next() and idgen_next_batch(): unique, time-ordered IDs from
- *		per-backend state.
+ *		idgen_next() and its kin: the SQL entry points, attaching a backend
+ *		to a worker id, and planning how it generates in each layout.  The
+ *		step algorithm itself is step.c's.
  *
  * Each backend generates in the worker slot it claimed from the registry, so
  * the hot path reads the clock, bumps a counter in memory only it writes, and
- * packs the fields: no lock, no I/O.  Uniqueness rests on three rules:
- *
- *	- logical time never goes back: it is the larger of the clock and the
- *	  newest millisecond used, so a clock step back keeps counting in the
- *	  newest millisecond instead of reusing an older one;
- *	- a millisecond whose sequence is used up is left for the next one,
- *	  borrowed ahead of the clock up to idgen.max_lead_ms;
- *	- a slot's new holder starts after its previous holder's newest millisecond.
- *
- * The sequence of each new millisecond starts at a random value in the lower
- * half of its range, so the low bits of IDs spread evenly (id % N) even at one
- * ID per millisecond, and every millisecond still holds at least half its range.
+ * packs the fields: no lock, no I/O.  A worker id's new holder starts, in
+ * every layout, after the newest tick used under it (one rule:
+ * generator_start_as_holder()).
  *
  * idgen_next_block(n) takes n consecutive sequence values of one tick in one
  * step, so the block is n consecutive integers no other call can return.
@@ -46,42 +38,13 @@
 #include "layout.h"
 #include "registry.h"
 #include "settings.h"
+#include "step.h"
 
 /* Most IDs idgen_next_batch() makes in one call; they are kept in memory. */
 #define BATCH_MAX		1000000
 
 /* How often a backend in the shared slot looks for a dedicated one. */
 #define RECLAIM_INTERVAL_MS 1000
-
-/*
- * How this backend fills a layout's fields: the node and worker it packs,
- * the sequence's range and place, and where shard values may fall.
- */
-typedef struct GenPlan
-{
-	const IdgenLayout *layout;
-	int64		tick_ms;
-	int64		seq_max;
-	int64		seq_start_span; /* new ticks start below it; 0: at 0 */
-	int64		seq_scale;
-	int64		node;
-	int64		worker;
-	int64		shard_lo;		/* shards this node may use */
-	int64		shard_count;
-	int64	   *other_last_ms;	/* where a dedicated state records its newest ms */
-	HwmEntry   *hwm;			/* the layout's high-water mark */
-} GenPlan;
-
-/*
- * What a step that could not make an ID waits for, holding no lock: the
- * clock to reach until_ms, or, when confirm_ms >= 0, synchronous standbys to
- * confirm the high-water mark above the tick starting at confirm_ms.
- */
-typedef struct GenWait
-{
-	int64		until_ms;
-	int64		confirm_ms;
-} GenWait;
 
 /* A layout's plan and, when it has a worker id of its own, its state. */
 typedef struct LayoutGen
@@ -100,7 +63,6 @@ static bool my_attached = false;
 static int64 my_worker;
 static uint64 my_claims = 0;	/* slots claimed so far */
 static int64 last_claim_attempt_ms;
-static uint64 rng_state;
 static GenPlan default_plan;
 static HTAB *layout_gens = NULL;
 
@@ -110,58 +72,6 @@ PG_FUNCTION_INFO_V1(idgen_next_layout);
 PG_FUNCTION_INFO_V1(idgen_next_batch_layout);
 PG_FUNCTION_INFO_V1(idgen_next_block);
 PG_FUNCTION_INFO_V1(idgen_next_block_layout);
-
-/* splitmix64: seeded in this backend, never inherited from the postmaster */
-static inline uint64
-next_random(void)
-{
-	uint64		z = (rng_state += UINT64CONST(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64CONST(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
-/* The start of the tick holding ms; ms before the epoch is left alone. */
-static inline int64
-tick_start(const GenPlan *plan, int64 ms)
-{
-	int64		epoch = plan->layout->epoch_ms;
-
-	if (ms < epoch)
-		return ms;
-	return ms - (ms - epoch) % plan->tick_ms;
-}
-
-/* Makes st's next ID fall in a tick after the one starting at tick. */
-static void
-generator_skip_past(GenState *st, const GenPlan *plan, int64 tick)
-{
-	if (st->last_ms >= tick)
-		return;
-	st->last_ms = tick;
-	st->seq = plan->seq_max;
-}
-
-/*
- * A state new to this server run, or whose memory of its newest tick is
- * gone or stale (a crash, restart or promotion), starts after floor: every
- * tick used before starts below it, so the tick after the one holding
- * floor's previous millisecond is unused.  Starting there may run ahead of
- * the clock.  The mark was up to HWM_STEP_MS above the IDs, so the clock is
- * trusted to have reached the floor less that and the allowed lead: a clock
- * behind that counts as a regression.
- */
-static void
-generator_apply_floor(GenState *st, const GenPlan *plan, int64 floor)
-{
-	int64		first = tick_start(plan, floor - 1) + plan->tick_ms;
-
-	if (st->last_ms >= first - plan->tick_ms)
-		return;
-	generator_skip_past(st, plan, first - plan->tick_ms);
-	st->clock_high = Max(st->clock_high, floor - idgen_max_lead_ms - HWM_STEP_MS);
-}
 
 static void
 generator_plan_default(void)
@@ -176,6 +86,19 @@ generator_plan_default(void)
 	default_plan.node = idgen_node_id;
 	default_plan.worker = my_worker;
 	default_plan.hwm = hwm_attach(layout);
+	default_plan.holder_last_ms = my_slot ? &my_slot->last_ms : NULL;
+}
+
+/*
+ * The one rule for a worker id's new holder, in every layout: start after
+ * the newest tick any holder used under the worker id, and above the
+ * high-water mark.
+ */
+static void
+generator_start_as_holder(GenState *st, const GenPlan *plan)
+{
+	step_skip_past(st, plan, step_tick_start(plan, my_slot->last_ms));
+	step_apply_floor(st, plan, hwm_floor(plan->hwm));
 }
 
 static void
@@ -189,9 +112,9 @@ generator_claim(void)
 	{
 		my_worker = index;
 		my_claims++;
-		generator_plan_default();
-		generator_apply_floor(&slot->gen, &default_plan, hwm_floor(default_plan.hwm));
 		my_slot = slot;
+		generator_plan_default();
+		generator_start_as_holder(&slot->gen, &default_plan);
 		my_gen = &slot->gen;
 	}
 	else
@@ -205,10 +128,7 @@ static void
 generator_attach(void)
 {
 	idgen_require_generator();
-	if (!pg_strong_random(&rng_state, sizeof(rng_state)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate random seed for idgen")));
+	step_seed_random();
 	generator_claim();
 	last_claim_attempt_ms = clock_now_ms();
 	my_attached = true;
@@ -222,196 +142,6 @@ generator_maybe_reclaim(int64 now)
 		return;
 	last_claim_attempt_ms = now;
 	generator_claim();
-}
-
-/*
- * The clock is too far behind the newest ID, or the high-water mark.  After
- * a restart that moved idgen.epoch later, the mark is ahead by the move: say
- * so rather than blame the clock.
- */
-static void
-generator_refuse_clock(const GenPlan *plan, int64 behind)
-{
-	if (hwm_epoch_moved_later(plan->hwm))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot generate idgen IDs because %s was moved later", "idgen.epoch"),
-				 errdetail("IDs issued before the change have larger time fields; new IDs must be above them, and the clock reaches them in %lld ms.",
-						   (long long) behind),
-				 errhint("Set %s back to the date it had when those IDs were issued, and restart the server.",
-						 "idgen.epoch")));
-	ereport(ERROR,
-			(errcode(ERRCODE_SYSTEM_ERROR),
-			 errmsg("system clock is %lld ms behind the time of the newest idgen ID",
-					(long long) behind),
-			 errdetail("%s allows the clock to fall behind by at most %d ms.",
-					   "idgen.max_clock_regression_ms", idgen_max_clock_regression_ms),
-			 errhint("Check the server's time synchronization. IDs resume once the clock catches up.")));
-}
-
-/*
- * The clock reads earlier than a reading this state already trusted.  Within
- * idgen.max_clock_regression_ms we keep going on logical time and log the
- * incident once; past it we refuse rather than run ahead of the clock for
- * that long.
- */
-static void
-generator_clock_behind(GenState *st, const GenPlan *plan, int64 now)
-{
-	int64		behind = st->clock_high - now;
-
-	if (behind > idgen_max_clock_regression_ms)
-		generator_refuse_clock(plan, behind);
-	if (!st->clock_behind)
-	{
-		st->clock_behind = true;
-		st->regressions++;
-		ereport(LOG,
-				(errmsg("idgen: system clock is %lld ms behind the time of the newest ID",
-						(long long) behind),
-				 errdetail("IDs continue from idgen's logical time until the clock catches up.")));
-	}
-}
-
-/*
- * Sleeps until the clock reaches target_ms, holding no lock, so borrowing
- * stays within bounds.  A wait longer than the clock may lag the newest ID
- * (or than a high-water mark's step, after a restart) is refused instead:
- * no unbounded sleep.
- */
-static void
-generator_sleep_until(const GenPlan *plan, int64 target_ms)
-{
-	int64		limit = Max(idgen_max_clock_regression_ms, HWM_STEP_MS) + plan->tick_ms;
-
-	for (;;)
-	{
-		int64		now = clock_now_ms();
-
-		if (now >= target_ms)
-			return;
-		if (target_ms - now > limit)
-			generator_refuse_clock(plan, target_ms - now);
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Min(target_ms - now, 10), PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-	}
-}
-
-/*
- * Every new tick passes here, whichever path chose it, so the range check
- * cannot be skipped.  The fields other than the sequence are packed once per
- * tick, not once per ID.  The sequence starts where n values still fit (n is
- * at most seq_max + 1, when it starts at 0).  Returns false, changing
- * nothing, when the tick's high-water mark awaits synchronous standbys.
- */
-static bool
-generator_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
-{
-	const IdgenLayout *layout = plan->layout;
-	IdgenFields fields = {0};
-	int64		span = Min(plan->seq_start_span, plan->seq_max + 2 - n);
-
-	if (unlikely(ms < layout->epoch_ms))
-		ereport(ERROR,
-				(errcode(ERRCODE_SYSTEM_ERROR),
-				 errmsg("system clock is before the epoch of idgen layout \"%s\"", layout->name),
-				 errhint("Check the server's clock, or use a layout with an earlier epoch (for the default layout, %s).",
-						 "idgen.epoch")));
-	if (unlikely(ms > layout_last_ms(layout)))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("time field of idgen layout \"%s\" is exhausted", layout->name),
-				 errdetail("The layout holds times up to %s.",
-						   timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout)))),
-				 errhint("Move to a layout with a later end.")));
-	/* The tick's start: a long tick must not push the mark far ahead. */
-	if (!hwm_reserve(plan->hwm, ms))
-		return false;
-	if (plan->other_last_ms != NULL)
-		*plan->other_last_ms = Max(*plan->other_last_ms, ms + plan->tick_ms - 1);
-	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / plan->tick_ms;
-	fields.value[IDGEN_FIELD_NODE] = plan->node;
-	fields.value[IDGEN_FIELD_WORKER] = plan->worker;
-	st->ms_base = layout_pack(layout, &fields);
-	st->last_ms = ms;
-	st->seq = span > 0 ? (int64) (next_random() % span) : 0;
-	return true;
-}
-
-/*
- * Makes the next n IDs of st, n consecutive sequence values of one tick, and
- * puts the first into *id; idgen_next() passes n = 1, a constant that folds
- * away.  When that needs the clock to move on, or standbys to confirm a
- * mark, first, it changes nothing that matters, fills *wait and returns
- * false: the caller waits, holding no lock, and tries again.
- */
-static pg_attribute_always_inline bool
-generator_try_step(GenState *st, const GenPlan *plan, int64 now, int64 n,
-				   int64 *id, GenWait *wait)
-{
-	if (likely(now >= st->clock_high))
-	{
-		st->clock_high = now;
-		if (unlikely(st->clock_behind))
-			st->clock_behind = false;
-	}
-	else
-		generator_clock_behind(st, plan, now);
-	if (unlikely(plan->tick_ms != 1))
-		now = tick_start(plan, now);
-
-	/* Check the clock against logical time before touching the sequence. */
-	if (now <= st->last_ms && st->seq <= plan->seq_max - n)
-		st->seq += n;
-	else
-	{
-		int64		tick = now;
-
-		if (now <= st->last_ms)
-		{
-			tick = st->last_ms + plan->tick_ms;
-			if (tick > st->clock_high + idgen_max_lead_ms)
-			{
-				st->waits++;
-				wait->until_ms = tick - idgen_max_lead_ms;
-				wait->confirm_ms = -1;
-				return false;
-			}
-		}
-		if (!generator_start_tick(st, plan, tick, n))
-		{
-			wait->until_ms = 0;
-			wait->confirm_ms = tick;
-			return false;
-		}
-		st->seq += n - 1;
-	}
-	st->issued += n;
-	*id = st->ms_base + (st->seq - (n - 1)) * plan->seq_scale;
-	return true;
-}
-
-static void
-generator_wait(const GenPlan *plan, const GenWait *wait)
-{
-	if (wait->confirm_ms >= 0)
-		hwm_wait_confirmed(plan->hwm, wait->confirm_ms);
-	else
-		generator_sleep_until(plan, wait->until_ms);
-}
-
-/* Inlined with n = 1 into idgen_next(), so its step stays the one-ID step. */
-static pg_attribute_always_inline int64
-generator_next_dedicated(GenState *st, const GenPlan *plan, int64 n)
-{
-	int64		id;
-	GenWait		wait;
-
-	while (!generator_try_step(st, plan, clock_now_ms(), n, &id, &wait))
-		generator_wait(plan, &wait);
-	return id;
 }
 
 /*
@@ -432,12 +162,12 @@ generator_next_locked(GenState *(*lock) (const char *, HwmEntry *, bool *),
 		GenState   *st = lock(plan->layout->name, plan->hwm, &fresh);
 		bool		done;
 
-		generator_apply_floor(st, plan, fresh ? hwm_fresh_floor(plan->hwm) : hwm_floor(plan->hwm));
-		done = generator_try_step(st, plan, clock_now_ms(), n, &id, &wait);
+		step_apply_floor(st, plan, fresh ? hwm_fresh_floor(plan->hwm) : hwm_floor(plan->hwm));
+		done = step_try(st, plan, clock_now_ms(), n, &id, &wait);
 		unlock();
 		if (done)
 			return id;
-		generator_wait(plan, &wait);
+		step_wait(plan, &wait);
 	}
 }
 
@@ -456,7 +186,7 @@ generator_next_slow(int64 n)
 	else
 		generator_maybe_reclaim(clock_now_ms());
 	if (my_gen != NULL)
-		return generator_next_dedicated(my_gen, &default_plan, n);
+		return step_next(my_gen, &default_plan, n);
 	return generator_next_locked(lock_shared_slot, registry_unlock_shared_slot,
 								 &default_plan, n);
 }
@@ -465,7 +195,7 @@ static inline int64
 generator_next(void)
 {
 	if (likely(my_gen != NULL))
-		return generator_next_dedicated(my_gen, &default_plan, 1);
+		return step_next(my_gen, &default_plan, 1);
 	return generator_next_slow(1);
 }
 
@@ -474,7 +204,7 @@ static pg_noinline int64
 generator_next_block(int64 n)
 {
 	if (likely(my_gen != NULL))
-		return generator_next_dedicated(my_gen, &default_plan, n);
+		return step_next(my_gen, &default_plan, n);
 	return generator_next_slow(n);
 }
 
@@ -559,17 +289,15 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 	plan->worker += lg->dedicated ? my_worker : Max(workers - 1, 0);
 	if (lg->dedicated)
 	{
-		plan->other_last_ms = &my_slot->other_last_ms;
+		plan->holder_last_ms = &my_slot->last_ms;
 		if (!was_dedicated)
 		{
-			/* A new worker id: start after its previous holders' newest tick. */
 			memset(&lg->gen, 0, sizeof(lg->gen));
-			generator_skip_past(&lg->gen, plan, tick_start(plan, my_slot->other_last_ms));
-			generator_apply_floor(&lg->gen, plan, hwm_floor(plan->hwm));
+			generator_start_as_holder(&lg->gen, plan);
 		}
 		else
 			/* Fields packed under the old plan must not be reused. */
-			generator_skip_past(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms);
+			step_skip_past(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms);
 	}
 	lg->claim = my_claims;
 	lg->catalog = catalog_generation();
@@ -646,7 +374,7 @@ generator_shard(const GenPlan *plan, bool given, int64 shard)
 	const IdgenLayout *layout = plan->layout;
 
 	if (!given)
-		return plan->shard_count ? plan->shard_lo + (int64) (next_random() % plan->shard_count) : 0;
+		return plan->shard_count ? plan->shard_lo + (int64) (step_random() % plan->shard_count) : 0;
 	if (plan->shard_count == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -678,14 +406,14 @@ generator_next_in(LayoutGen *lg, bool shard_given, int64 shard, int64 n)
 
 	shard = generator_shard(plan, shard_given, shard);
 	if (lg->dedicated)
-		id = generator_next_dedicated(&lg->gen, plan, n);
+		id = step_next(&lg->gen, plan, n);
 	else
 		id = generator_next_locked(registry_lock_layout_state,
 								   registry_unlock_layout_state, plan, n);
 	if (plan->shard_count)
 		id += shard * layout->scale[IDGEN_FIELD_SHARD];
 	if (layout_has_field(layout, IDGEN_FIELD_RANDOM))
-		id += (int64) (next_random() % layout->size[IDGEN_FIELD_RANDOM]) *
+		id += (int64) (step_random() % layout->size[IDGEN_FIELD_RANDOM]) *
 			layout->scale[IDGEN_FIELD_RANDOM];
 	return id;
 }

@@ -13,7 +13,7 @@
  * Locking:
  *	- claim_lock guards who holds each slot (pid, userid, claimed_at):
  *	  exclusive to claim or release, shared to report.  It is taken alone.
- *	- A dedicated slot's generator state and other_last_ms are written only
+ *	- A dedicated slot's generator state and last_ms are written only
  *	  by its holder, without a lock.  The next holder reads them after a
  *	  release and a claim under claim_lock, which order the accesses.  The
  *	  view reads another holder's counters without its lock: they are
@@ -159,9 +159,8 @@ registry_release_slot(int code, Datum arg)
 
 /*
  * Claims the first free dedicated slot, or returns NULL when all are taken.
- * The slot keeps its generator state, marked as having used up its newest
- * millisecond, so the new holder's first ID falls in a later millisecond
- * than any ID the previous holder made.
+ * The slot keeps its generator state and newest millisecond, from which the
+ * new holder starts (generator.c); only the holder's counters start over.
  */
 RegistrySlot *
 registry_claim_slot(int *index)
@@ -186,7 +185,6 @@ registry_claim_slot(int *index)
 		slot->pid = MyProcPid;
 		slot->userid = GetUserId();
 		slot->claimed_at = GetCurrentTimestamp();
-		slot->gen.seq = LAYOUT_MASK(IDGEN_SEQ_BITS);
 		slot->gen.clock_behind = false;
 		slot->gen.issued = 0;
 		slot->gen.regressions = 0;

@@ -11,28 +11,17 @@
 #include "storage/lwlock.h"
 
 #include "hwm.h"
+#include "step.h"
 
 /*
- * Generator state of one worker id.  Only the slot's holder writes it (the
- * shared slot's holders under its lock); it outlives the holder, so the
- * next holder of the worker id starts after the newest millisecond used.
+ * A worker id.  Its holder writes gen and last_ms (the shared slot's holders
+ * under its lock); they outlive the holder, so that the next holder of the
+ * worker id starts, in every layout, after the newest tick used under it.
  */
-typedef struct GenState
-{
-	int64		last_ms;		/* Unix ms of the newest ID made here */
-	int64		clock_high;		/* highest clock reading trusted here */
-	int64		ms_base;		/* the ID of last_ms with sequence 0 */
-	int64		seq;			/* sequence of the newest ID in last_ms */
-	bool		clock_behind;	/* riding out a clock regression */
-	uint64		issued;			/* IDs made by the current holder */
-	uint64		regressions;	/* clock regressions seen by the holder */
-	uint64		waits;			/* times the holder slept for the clock */
-} GenState;
-
 typedef struct RegistrySlot
 {
-	GenState	gen;			/* in the default layout */
-	int64		other_last_ms;	/* newest ms used here in any other layout */
+	GenState	gen;			/* the default layout's state */
+	int64		last_ms;		/* newest Unix ms used here in any layout */
 	pid_t		pid;			/* holder, 0 when free */
 	Oid			userid;			/* holder's user */
 	TimestampTz claimed_at;

@@ -1,0 +1,196 @@
+/*
+ * step.c
+ *		The step algorithm's slower parts: starting a tick, the clock's
+ *		rules, waiting, and the floors a state starts above (step.h).
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "step.h"
+
+static uint64 rng_state;
+
+/* Seeds the generator's random numbers in this backend. */
+void
+step_seed_random(void)
+{
+	if (!pg_strong_random(&rng_state, sizeof(rng_state)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate random seed for idgen")));
+}
+
+/* splitmix64: seeded in this backend, never inherited from the postmaster */
+uint64
+step_random(void)
+{
+	uint64		z = (rng_state += UINT64CONST(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64CONST(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+/*
+ * Makes st's next ID fall in a tick after the one starting at tick, unless
+ * st is already past it.  The one rule for a state that cannot know what was
+ * used in that tick: a worker id's new holder, an old plan's fields.
+ */
+void
+step_skip_past(GenState *st, const GenPlan *plan, int64 tick)
+{
+	if (st->last_ms > tick)
+		return;
+	st->last_ms = tick;
+	st->seq = plan->seq_max;
+}
+
+/*
+ * A state new to this server run, or whose memory of its newest tick is
+ * gone or stale (a crash, restart or promotion), starts after floor: every
+ * tick used before starts below it, so the tick after the one holding
+ * floor's previous millisecond is unused.  Starting there may run ahead of
+ * the clock.  The mark was up to HWM_STEP_MS above the IDs, so the clock is
+ * trusted to have reached the floor less that and the allowed lead: a clock
+ * behind that counts as a regression.
+ */
+void
+step_apply_floor(GenState *st, const GenPlan *plan, int64 floor)
+{
+	int64		first = step_tick_start(plan, floor - 1) + plan->tick_ms;
+
+	if (st->last_ms >= first - plan->tick_ms)
+		return;
+	step_skip_past(st, plan, first - plan->tick_ms);
+	st->clock_high = Max(st->clock_high, floor - idgen_max_lead_ms - HWM_STEP_MS);
+}
+
+/*
+ * The clock is too far behind the newest ID, or the high-water mark.  After
+ * a restart that moved idgen.epoch later, the mark is ahead by the move: say
+ * so rather than blame the clock.
+ */
+static void
+step_refuse_clock(const GenPlan *plan, int64 behind)
+{
+	if (hwm_epoch_moved_later(plan->hwm))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot generate idgen IDs because %s was moved later", "idgen.epoch"),
+				 errdetail("IDs issued before the change have larger time fields; new IDs must be above them, and the clock reaches them in %lld ms.",
+						   (long long) behind),
+				 errhint("Set %s back to the date it had when those IDs were issued, and restart the server.",
+						 "idgen.epoch")));
+	ereport(ERROR,
+			(errcode(ERRCODE_SYSTEM_ERROR),
+			 errmsg("system clock is %lld ms behind the time of the newest idgen ID",
+					(long long) behind),
+			 errdetail("%s allows the clock to fall behind by at most %d ms.",
+					   "idgen.max_clock_regression_ms", idgen_max_clock_regression_ms),
+			 errhint("Check the server's time synchronization. IDs resume once the clock catches up.")));
+}
+
+/*
+ * The clock reads earlier than a reading this state already trusted.  Within
+ * idgen.max_clock_regression_ms we keep going on logical time and log the
+ * incident once; past it we refuse rather than run ahead of the clock for
+ * that long.
+ */
+void
+step_clock_behind(GenState *st, const GenPlan *plan, int64 now)
+{
+	int64		behind = st->clock_high - now;
+
+	if (behind > idgen_max_clock_regression_ms)
+		step_refuse_clock(plan, behind);
+	if (!st->clock_behind)
+	{
+		st->clock_behind = true;
+		st->regressions++;
+		ereport(LOG,
+				(errmsg("idgen: system clock is %lld ms behind the time of the newest ID",
+						(long long) behind),
+				 errdetail("IDs continue from idgen's logical time until the clock catches up.")));
+	}
+}
+
+/*
+ * Sleeps until the clock reaches target_ms, holding no lock, so borrowing
+ * stays within bounds.  A wait longer than the clock may lag the newest ID
+ * (or than a high-water mark's step, after a restart) is refused instead:
+ * no unbounded sleep.
+ */
+static void
+step_sleep_until(const GenPlan *plan, int64 target_ms)
+{
+	int64		limit = Max(idgen_max_clock_regression_ms, HWM_STEP_MS) + plan->tick_ms;
+
+	for (;;)
+	{
+		int64		now = clock_now_ms();
+
+		if (now >= target_ms)
+			return;
+		if (target_ms - now > limit)
+			step_refuse_clock(plan, target_ms - now);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(target_ms - now, 10), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Every new tick passes here, whichever path chose it, so the range check
+ * cannot be skipped.  The fields other than the sequence are packed once per
+ * tick, not once per ID.  The sequence starts where n values still fit (n is
+ * at most seq_max + 1, when it starts at 0).  Returns false, changing
+ * nothing, when the tick's high-water mark awaits synchronous standbys.
+ */
+bool
+step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
+{
+	const IdgenLayout *layout = plan->layout;
+	IdgenFields fields = {0};
+	int64		span = Min(plan->seq_start_span, plan->seq_max + 2 - n);
+
+	if (unlikely(ms < layout->epoch_ms))
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("system clock is before the epoch of idgen layout \"%s\"", layout->name),
+				 errhint("Check the server's clock, or use a layout with an earlier epoch (for the default layout, %s).",
+						 "idgen.epoch")));
+	if (unlikely(ms > layout_last_ms(layout)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("time field of idgen layout \"%s\" is exhausted", layout->name),
+				 errdetail("The layout holds times up to %s.",
+						   timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout)))),
+				 errhint("Move to a layout with a later end.")));
+	/* The tick's start: a long tick must not push the mark far ahead. */
+	if (!hwm_reserve(plan->hwm, ms))
+		return false;
+	if (plan->holder_last_ms != NULL)
+		*plan->holder_last_ms = Max(*plan->holder_last_ms, ms + plan->tick_ms - 1);
+	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / plan->tick_ms;
+	fields.value[IDGEN_FIELD_NODE] = plan->node;
+	fields.value[IDGEN_FIELD_WORKER] = plan->worker;
+	st->ms_base = layout_pack(layout, &fields);
+	st->last_ms = ms;
+	st->seq = span > 0 ? (int64) (step_random() % span) : 0;
+	return true;
+}
+
+void
+step_wait(const GenPlan *plan, const GenWait *wait)
+{
+	if (wait->confirm_ms >= 0)
+		hwm_wait_confirmed(plan->hwm, wait->confirm_ms);
+	else
+		step_sleep_until(plan, wait->until_ms);
+}
+

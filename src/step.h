@@ -1,0 +1,166 @@
+/*
+ * step.h
+ *		The step algorithm: the next IDs of a generator state under a plan,
+ *		knowing nothing of where the state lives.
+ *
+ * Uniqueness rests on three rules:
+ *
+ *	- logical time never goes back: it is the larger of the clock and the
+ *	  newest tick used, so a clock step back keeps counting in the newest
+ *	  tick instead of reusing an older one;
+ *	- a tick whose sequence is used up is left for the next one, borrowed
+ *	  ahead of the clock up to idgen.max_lead_ms;
+ *	- a state that cannot know what was used (a worker id's new holder, a
+ *	  restart) starts after what was used: the holders' newest tick, the
+ *	  high-water mark.
+ *
+ * The sequence of each new tick starts at a random value in the lower half
+ * of its range, so the low digits of IDs spread evenly (id % N) even at one
+ * ID per tick, and every tick still holds at least half its range.  The hot
+ * path, step_try() and step_next(), is inline; the rest is in step.c.
+ */
+#ifndef IDGEN_STEP_H
+#define IDGEN_STEP_H
+
+#include "clock.h"
+#include "hwm.h"
+#include "layout.h"
+#include "settings.h"
+
+/*
+ * Generator state: where a worker id (or a layout's shared state) is in its
+ * layout's ticks.  Whoever owns it writes it: a backend's own memory, its
+ * registry slot, or a state shared under a lock.
+ */
+typedef struct GenState
+{
+	int64		last_ms;		/* Unix ms of the newest tick used here */
+	int64		clock_high;		/* highest clock reading trusted here */
+	int64		ms_base;		/* the ID of last_ms with sequence 0 */
+	int64		seq;			/* sequence of the newest ID in last_ms */
+	bool		clock_behind;	/* riding out a clock regression */
+	uint64		issued;			/* IDs made by the current holder */
+	uint64		regressions;	/* clock regressions seen by the holder */
+	uint64		waits;			/* times the holder slept for the clock */
+} GenState;
+
+/*
+ * How this backend fills a layout's fields: the node and worker it packs,
+ * the sequence's range and place, and where shard values may fall.
+ */
+typedef struct GenPlan
+{
+	const IdgenLayout *layout;
+	int64		tick_ms;
+	int64		seq_max;
+	int64		seq_start_span; /* new ticks start below it; 0: at 0 */
+	int64		seq_scale;
+	int64		node;
+	int64		worker;
+	int64		shard_lo;		/* shards this node may use */
+	int64		shard_count;
+	int64	   *holder_last_ms; /* a worker id's newest ms, for its next holder */
+	HwmEntry   *hwm;			/* the layout's high-water mark */
+} GenPlan;
+
+/*
+ * What a step that could not make an ID waits for, holding no lock: the
+ * clock to reach until_ms, or, when confirm_ms >= 0, synchronous standbys to
+ * confirm the high-water mark above the tick starting at confirm_ms.
+ */
+typedef struct GenWait
+{
+	int64		until_ms;
+	int64		confirm_ms;
+} GenWait;
+
+
+extern void step_seed_random(void);
+extern uint64 step_random(void);
+extern void step_skip_past(GenState *st, const GenPlan *plan, int64 tick);
+extern void step_apply_floor(GenState *st, const GenPlan *plan, int64 floor);
+extern void step_clock_behind(GenState *st, const GenPlan *plan, int64 now);
+extern bool step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n);
+extern void step_wait(const GenPlan *plan, const GenWait *wait);
+
+/* The start of the tick holding ms; ms before the epoch is left alone. */
+static inline int64
+step_tick_start(const GenPlan *plan, int64 ms)
+{
+	int64		epoch = plan->layout->epoch_ms;
+
+	if (ms < epoch)
+		return ms;
+	return ms - (ms - epoch) % plan->tick_ms;
+}
+
+/*
+ * Makes the next n IDs of st, n consecutive sequence values of one tick, and
+ * puts the first into *id; idgen_next() passes n = 1, a constant that folds
+ * away.  When that needs the clock to move on, or standbys to confirm a
+ * mark, first, it changes nothing that matters, fills *wait and returns
+ * false: the caller waits, holding no lock, and tries again.
+ */
+static pg_attribute_always_inline bool
+step_try(GenState *st, const GenPlan *plan, int64 now, int64 n,
+				   int64 *id, GenWait *wait)
+{
+	if (likely(now >= st->clock_high))
+	{
+		st->clock_high = now;
+		if (unlikely(st->clock_behind))
+			st->clock_behind = false;
+	}
+	else
+		step_clock_behind(st, plan, now);
+	if (unlikely(plan->tick_ms != 1))
+		now = step_tick_start(plan, now);
+
+	/* Check the clock against logical time before touching the sequence. */
+	if (now <= st->last_ms && st->seq <= plan->seq_max - n)
+		st->seq += n;
+	else
+	{
+		int64		tick = now;
+
+		if (now <= st->last_ms)
+		{
+			tick = st->last_ms + plan->tick_ms;
+			if (tick > st->clock_high + idgen_max_lead_ms)
+			{
+				st->waits++;
+				wait->until_ms = tick - idgen_max_lead_ms;
+				wait->confirm_ms = -1;
+				return false;
+			}
+		}
+		if (!step_start_tick(st, plan, tick, n))
+		{
+			wait->until_ms = 0;
+			wait->confirm_ms = tick;
+			return false;
+		}
+		st->seq += n - 1;
+	}
+	st->issued += n;
+	*id = st->ms_base + (st->seq - (n - 1)) * plan->seq_scale;
+	return true;
+}
+
+/*
+ * The next n IDs of a state no other process writes; inlined with n = 1
+ * into idgen_next(), so its step stays the one-ID step.
+ */
+static pg_attribute_always_inline int64
+step_next(GenState *st, const GenPlan *plan, int64 n)
+{
+	int64		id;
+	GenWait		wait;
+
+	while (!step_try(st, plan, clock_now_ms(), n, &id, &wait))
+		step_wait(plan, &wait);
+	return id;
+}
+
+
+#endif							/* IDGEN_STEP_H */
