@@ -73,19 +73,20 @@ PG_FUNCTION_INFO_V1(idgen_next_batch_layout);
 PG_FUNCTION_INFO_V1(idgen_next_block);
 PG_FUNCTION_INFO_V1(idgen_next_block_layout);
 
+static void generator_plan(GenPlan *plan, const IdgenLayout *layout, int64 *workers);
+
+/*
+ * The default layout is planned like any other; its worker field is the
+ * registry's, so this backend's worker id always fits it, and its state is
+ * the slot's (or the shared slot's).
+ */
 static void
 generator_plan_default(void)
 {
-	const IdgenLayout *layout = layout_default();
+	int64		workers;
 
-	default_plan.layout = layout;
-	default_plan.tick_ms = 1;
-	default_plan.seq_max = LAYOUT_MASK(IDGEN_SEQ_BITS);
-	default_plan.seq_start_span = ((int64) 1) << (IDGEN_SEQ_BITS - 1);
-	default_plan.seq_scale = 1;
-	default_plan.node = idgen_node_id;
-	default_plan.worker = my_worker;
-	default_plan.hwm = hwm_attach(layout);
+	generator_plan(&default_plan, layout_default(), &workers);
+	default_plan.worker += my_worker;
 	default_plan.holder_last_ms = my_slot ? &my_slot->last_ms : NULL;
 }
 
@@ -262,6 +263,26 @@ generator_plan_machine(GenPlan *plan, int64 *workers)
 }
 
 /*
+ * How any layout's fields are filled, but for the worker id, which the
+ * caller adds to plan->worker; *workers is the number the layout holds.
+ */
+static void
+generator_plan(GenPlan *plan, const IdgenLayout *layout, int64 *workers)
+{
+	if (!layout_has_field(layout, IDGEN_FIELD_SEQ))
+		generator_cannot(layout, "It has no sequence field.", "Give the layout a sequence field.");
+	memset(plan, 0, sizeof(*plan));
+	plan->layout = layout;
+	plan->hwm = hwm_attach(layout);
+	plan->tick_ms = layout->tick_ms;
+	plan->seq_max = layout->size[IDGEN_FIELD_SEQ] - 1;
+	plan->seq_scale = layout->scale[IDGEN_FIELD_SEQ];
+	/* Only a lowest sequence spreads the low digits; otherwise count from 0. */
+	plan->seq_start_span = (plan->seq_scale == 1) ? layout->size[IDGEN_FIELD_SEQ] / 2 : 0;
+	generator_plan_machine(plan, workers);
+}
+
+/*
  * Sets up how this backend generates in lg's layout.  Its worker id is its
  * registry slot's, when that fits below the layout's last worker id, which
  * the backends sharing the layout's state use.
@@ -273,18 +294,7 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 	int64		workers;
 	bool		was_dedicated = lg->dedicated && lg->claim == my_claims;
 
-	if (!layout_has_field(layout, IDGEN_FIELD_SEQ))
-		generator_cannot(layout, "It has no sequence field.", "Give the layout a sequence field.");
-	memset(plan, 0, sizeof(*plan));
-	plan->layout = layout;
-	plan->hwm = hwm_attach(layout);
-	plan->tick_ms = layout->tick_ms;
-	plan->seq_max = layout->size[IDGEN_FIELD_SEQ] - 1;
-	plan->seq_scale = layout->scale[IDGEN_FIELD_SEQ];
-	/* Only a lowest sequence spreads the low digits; otherwise count from 0. */
-	plan->seq_start_span = (plan->seq_scale == 1) ? layout->size[IDGEN_FIELD_SEQ] / 2 : 0;
-	generator_plan_machine(plan, &workers);
-
+	generator_plan(plan, layout, &workers);
 	lg->dedicated = my_gen != NULL && my_worker < workers - 1;
 	plan->worker += lg->dedicated ? my_worker : Max(workers - 1, 0);
 	if (lg->dedicated)
