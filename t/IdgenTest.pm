@@ -7,7 +7,7 @@ use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo);
+our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo out_of_order);
 
 # idgen_node(name, extra postgresql.conf lines, init options...)
 sub idgen_node
@@ -21,6 +21,17 @@ sub idgen_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION idgen');
 	return $node;
+}
+
+# How many IDs in a table (client, n, id) are not above the same client's
+# previous one, in the order it made them.
+sub out_of_order
+{
+	my ($node, $table) = @_;
+	return $node->safe_psql('postgres', qq(
+		SELECT count(*) FROM (
+			SELECT id, lag(id) OVER (PARTITION BY client ORDER BY n) AS prev FROM $table) s
+		WHERE id <= prev));
 }
 
 # A node's conninfo without quotes, to embed in SQL literals.

@@ -1,0 +1,72 @@
+# Logical replication and failover on PostgreSQL 17 and later: with the
+# standby's slot in synchronized_standby_slots, the publisher sends a
+# subscriber no change the standby lacks, so no subscriber holds an ID that
+# the promoted standby (same node id, clock behind) could issue again.
+# README, Standbys and failover.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = idgen_node('slots_primary', "idgen.node_id = 4\n", allows_streaming => 'logical');
+plan skip_all => 'synchronized_standby_slots needs PostgreSQL 17 or later'
+	if $primary->safe_psql('postgres', 'SHOW server_version_num') < 170000;
+
+$primary->safe_psql('postgres', q(
+	CREATE TABLE events (id bigint PRIMARY KEY DEFAULT idgen_next(), era int NOT NULL);
+	CREATE PUBLICATION events_pub FOR TABLE events;
+	SELECT pg_create_physical_replication_slot('standby1');
+));
+$primary->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('slots_standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "primary_slot_name = 'standby1'");
+$standby->start;
+
+my $sub = idgen_node('slots_sub', "idgen.node_id = 9\n");
+$sub->safe_psql('postgres', 'CREATE TABLE events (id bigint PRIMARY KEY, era int NOT NULL)');
+my $conn = conninfo($primary);
+$sub->safe_psql('postgres', "CREATE SUBSCRIPTION s CONNECTION '$conn' PUBLICATION events_pub");
+$sub->wait_for_subscription_sync;
+
+$primary->safe_psql('postgres', q(
+	ALTER SYSTEM SET synchronized_standby_slots = 'standby1';
+	SELECT pg_reload_conf();
+	INSERT INTO events (era) SELECT 1 FROM generate_series(1, 1000);
+));
+$primary->wait_for_catchup($standby);
+$primary->wait_for_catchup('s');
+is($sub->safe_psql('postgres', 'SELECT count(*) FROM events'), '1000',
+	'with the standby attached, the subscriber gets the rows');
+
+# The standby goes away: the primary keeps writing, the subscriber gets none
+# of it; the primary dies.
+$standby->stop;
+$primary->safe_psql('postgres',
+	'INSERT INTO events (era) SELECT 2 FROM generate_series(1, 20000)');
+sleep(2);
+is($sub->safe_psql('postgres', 'SELECT count(*) FROM events WHERE era = 2'), '0',
+	'while the standby is away, the subscriber gets no change it lacks');
+$primary->stop('immediate');
+
+# The standby takes over, its clock 3 s behind, and the subscriber follows it.
+$standby->append_conf('postgresql.conf', 'idgen.clock_offset_ms = -3000');
+$standby->start;
+$standby->promote;
+$standby->safe_psql('postgres',
+	'INSERT INTO events (era) SELECT 3 FROM generate_series(1, 20000)');
+my @sub_ids = split /\n/, $sub->safe_psql('postgres', 'SELECT id FROM events');
+$standby->safe_psql('postgres', 'CREATE TABLE sub_ids (id bigint)');
+$standby->safe_psql('postgres',
+	'INSERT INTO sub_ids VALUES ' . join(',', map { "($_)" } @sub_ids));
+is($standby->safe_psql('postgres', q(
+	SELECT count(*) FROM sub_ids JOIN events USING (id) WHERE events.era = 3)), '0',
+	'the promoted standby issues no ID the subscriber holds');
+
+$sub->stop;
+$standby->stop;
+done_testing();
