@@ -1,7 +1,8 @@
 # Logical replication and failover on PostgreSQL 17 and later: with the
-# standby's slot in synchronized_standby_slots, the publisher sends a
-# subscriber no change the standby lacks, so no subscriber holds an ID that
-# the promoted standby (same node id, clock behind) could issue again.
+# standby's slot in synchronized_standby_slots and the subscription's slot a
+# failover slot, the publisher sends the subscriber no change the standby
+# lacks, so no subscriber holds an ID that the promoted standby (same node
+# id, clock behind) could issue again.
 # README, Standbys and failover.
 use strict;
 use warnings;
@@ -30,7 +31,8 @@ $standby->start;
 my $sub = idgen_node('slots_sub', "idgen.node_id = 9\n");
 $sub->safe_psql('postgres', 'CREATE TABLE events (id bigint PRIMARY KEY, era int NOT NULL)');
 my $conn = conninfo($primary);
-$sub->safe_psql('postgres', "CREATE SUBSCRIPTION s CONNECTION '$conn' PUBLICATION events_pub");
+$sub->safe_psql('postgres',
+	"CREATE SUBSCRIPTION s CONNECTION '$conn' PUBLICATION events_pub WITH (failover = true)");
 $sub->wait_for_subscription_sync;
 
 $primary->safe_psql('postgres', q(
@@ -46,9 +48,14 @@ is($sub->safe_psql('postgres', 'SELECT count(*) FROM events'), '1000',
 # The standby goes away: the primary keeps writing, the subscriber gets none
 # of it; the primary dies.
 $standby->stop;
-$primary->safe_psql('postgres',
-	'INSERT INTO events (era) SELECT 2 FROM generate_series(1, 20000)');
-sleep(2);
+# For 3 s, past the marks the standby has.
+my $end = time() + 3;
+while (time() < $end)
+{
+	$primary->safe_psql('postgres',
+		'INSERT INTO events (era) SELECT 2 FROM generate_series(1, 2000)');
+}
+sleep(1);
 is($sub->safe_psql('postgres', 'SELECT count(*) FROM events WHERE era = 2'), '0',
 	'while the standby is away, the subscriber gets no change it lacks');
 $primary->stop('immediate');
@@ -57,8 +64,12 @@ $primary->stop('immediate');
 $standby->append_conf('postgresql.conf', 'idgen.clock_offset_ms = -3000');
 $standby->start;
 $standby->promote;
-$standby->safe_psql('postgres',
-	'INSERT INTO events (era) SELECT 3 FROM generate_series(1, 20000)');
+$end = time() + 5;
+while (time() < $end)
+{
+	$standby->safe_psql('postgres',
+		'INSERT INTO events (era) SELECT 3 FROM generate_series(1, 2000)');
+}
 my @sub_ids = split /\n/, $sub->safe_psql('postgres', 'SELECT id FROM events');
 $standby->safe_psql('postgres', 'CREATE TABLE sub_ids (id bigint)');
 $standby->safe_psql('postgres',
