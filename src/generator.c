@@ -146,36 +146,31 @@ generator_maybe_reclaim(int64 now)
 }
 
 /*
- * A state shared under a lock; the clock is read under the lock, as another
+ * A state the server's backends share under a lock (shared is NULL for the
+ * default layout's shared slot, else the layout's name): the same step as
+ * in a backend's own state, with the clock read under the lock, as another
  * holder may have just moved on.  A state new in this server run starts
  * above every tick its layout used before (hwm_fresh_floor).
  */
 static int64
-generator_next_locked(GenState *(*lock) (const char *, HwmEntry *, bool *),
-					  void (*unlock) (void), const GenPlan *plan, int64 n)
+generator_next_locked(const char *shared, const GenPlan *plan, int64 n)
 {
 	int64		id;
 	GenWait		wait;
 
 	for (;;)
 	{
-		bool		fresh = false;
-		GenState   *st = lock(plan->layout->name, plan->hwm, &fresh);
+		bool		fresh;
+		GenState   *st = registry_lock_state(shared, plan->hwm, &fresh);
 		bool		done;
 
 		step_apply_floor(st, plan, fresh ? hwm_fresh_floor(plan->hwm) : hwm_floor(plan->hwm));
 		done = step_try(st, plan, clock_now_ms(), n, &id, &wait);
-		unlock();
+		registry_unlock_state(shared);
 		if (done)
 			return id;
 		step_wait(plan, &wait);
 	}
-}
-
-static GenState *
-lock_shared_slot(const char *layout_name, HwmEntry *hwm, bool *fresh)
-{
-	return registry_lock_shared_slot();
 }
 
 /* Kept out of line so that idgen_next's common path stays a small leaf. */
@@ -188,8 +183,7 @@ generator_next_slow(int64 n)
 		generator_maybe_reclaim(clock_now_ms());
 	if (my_gen != NULL)
 		return step_next(my_gen, &default_plan, n);
-	return generator_next_locked(lock_shared_slot, registry_unlock_shared_slot,
-								 &default_plan, n);
+	return generator_next_locked(NULL, &default_plan, n);
 }
 
 static inline int64
@@ -418,8 +412,7 @@ generator_next_in(LayoutGen *lg, bool shard_given, int64 shard, int64 n)
 	if (lg->dedicated)
 		id = step_next(&lg->gen, plan, n);
 	else
-		id = generator_next_locked(registry_lock_layout_state,
-								   registry_unlock_layout_state, plan, n);
+		id = generator_next_locked(plan->layout->name, plan, n);
 	if (plan->shard_count)
 		id += shard * layout->scale[IDGEN_FIELD_SHARD];
 	if (layout_has_field(layout, IDGEN_FIELD_RANDOM))

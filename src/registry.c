@@ -86,7 +86,7 @@ typedef struct RegistryShared
 static RegistryShared *registry = NULL;
 
 PG_FUNCTION_INFO_V1(idgen_workers);
-static int	my_slot = -1;
+static int	my_slot_index = -1;
 
 static int
 registry_nslots(void)
@@ -149,12 +149,12 @@ registry_shared_index(void)
 static void
 registry_release_slot(int code, Datum arg)
 {
-	if (my_slot < 0)
+	if (my_slot_index < 0)
 		return;
 	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
-	registry->slots[my_slot].slot.pid = 0;
+	registry->slots[my_slot_index].slot.pid = 0;
 	LWLockRelease(registry->claim_lock);
-	my_slot = -1;
+	my_slot_index = -1;
 }
 
 /*
@@ -169,7 +169,7 @@ registry_claim_slot(int *index)
 	RegistrySlot *slot = NULL;
 	int			i;
 
-	Assert(my_slot < 0);
+	Assert(my_slot_index < 0);
 	/* Before claiming: a slot must never be held without its release set up. */
 	if (!release_registered)
 	{
@@ -189,41 +189,35 @@ registry_claim_slot(int *index)
 		slot->gen.issued = 0;
 		slot->gen.regressions = 0;
 		slot->gen.waits = 0;
-		my_slot = i;
+		my_slot_index = i;
 		break;
 	}
 	LWLockRelease(registry->claim_lock);
 
 	if (slot == NULL)
 		return NULL;
-	*index = my_slot;
+	*index = my_slot_index;
 	return slot;
 }
 
-GenState *
-registry_lock_shared_slot(void)
-{
-	LWLockAcquire(registry->shared_slot_lock, LW_EXCLUSIVE);
-	return &registry->slots[registry_shared_index()].slot.gen;
-}
-
-void
-registry_unlock_shared_slot(void)
-{
-	LWLockRelease(registry->shared_slot_lock);
-}
-
 /*
- * Locks the layout states and returns the named layout's; *fresh says that
- * it was started now, knowing nothing of the layout's earlier IDs.  A state
- * given up for it tells its layout's mark where it ended.  The caller
- * unlocks with registry_unlock_layout_state().
+ * Locks a state the server's backends share and returns it: the default
+ * layout's shared slot when layout_name is NULL, else the named layout's
+ * state.  *fresh says that the state was started now, knowing nothing of the
+ * layout's earlier IDs; a layout state given up for it tells its layout's
+ * mark where it ended.  The caller unlocks with registry_unlock_state().
  */
 GenState *
-registry_lock_layout_state(const char *layout_name, HwmEntry *hwm, bool *fresh)
+registry_lock_state(const char *layout_name, HwmEntry *hwm, bool *fresh)
 {
 	LayoutState *state = NULL;
 
+	*fresh = false;
+	if (layout_name == NULL)
+	{
+		LWLockAcquire(registry->shared_slot_lock, LW_EXCLUSIVE);
+		return &registry->slots[registry_shared_index()].slot.gen;
+	}
 	LWLockAcquire(registry->layout_lock, LW_EXCLUSIVE);
 	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
 	{
@@ -251,9 +245,9 @@ registry_lock_layout_state(const char *layout_name, HwmEntry *hwm, bool *fresh)
 }
 
 void
-registry_unlock_layout_state(void)
+registry_unlock_state(const char *layout_name)
 {
-	LWLockRelease(registry->layout_lock);
+	LWLockRelease(layout_name == NULL ? registry->shared_slot_lock : registry->layout_lock);
 }
 
 #define WORKERS_COLS 10

@@ -34,9 +34,7 @@ extern void registry_shmem_startup(void);
 extern void registry_require(void);
 extern int	registry_shared_index(void);
 extern RegistrySlot *registry_claim_slot(int *index);
-extern GenState *registry_lock_shared_slot(void);
-extern void registry_unlock_shared_slot(void);
-extern GenState *registry_lock_layout_state(const char *layout_name, HwmEntry *hwm, bool *fresh);
-extern void registry_unlock_layout_state(void);
+extern GenState *registry_lock_state(const char *layout_name, HwmEntry *hwm, bool *fresh);
+extern void registry_unlock_state(const char *layout_name);
 
 #endif							/* IDGEN_REGISTRY_H */
