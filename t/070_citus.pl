@@ -4,8 +4,8 @@
 # hold the source shards for a repartitioned INSERT ... SELECT: every ID must
 # be unique and decode to the node that made it.  Layouts defined on the
 # coordinator reach every worker, and idgen_check_nodes() without a list
-# checks every node through Citus's connections.  Skips without Citus
-# (scripts/citus builds it).
+# checks every node through Citus's connections.  Runs where Citus is
+# installed in the PostgreSQL under test and skips elsewhere.
 use strict;
 use warnings;
 use FindBin;
@@ -17,7 +17,7 @@ use Test::More;
 
 my $libdir = `pg_config --pkglibdir`;
 chomp $libdir;
-plan skip_all => "Citus is not installed in $libdir (run scripts/citus to build it)"
+plan skip_all => "Citus is not installed in $libdir"
   unless -f "$libdir/citus.so";
 
 # Nodes talk over the test's Unix socket directory.
