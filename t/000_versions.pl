@@ -24,7 +24,7 @@ sub slurp
 }
 
 my ($version) = slurp('idgen.control') =~ /^default_version = '([^']+)'$/m;
-ok(defined $version, "idgen.control has a default_version") or BAIL_OUT('no version');
+ok(defined $version, "idgen.control has a default_version") or die 'no version';
 # PGXN wants semantic versions: 1.2 is 1.2.0 there.
 my $semver = join '.', (split(/\./, $version), 0, 0)[ 0 .. 2 ];
 
