@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by scripts/demo, scripts/test, scripts/matrix and scripts/bench:
 # install what idgen needs on Debian 12, build and install it, run the suite,
 # and run commands as an unprivileged user (initdb refuses root).
