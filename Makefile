@@ -6,6 +6,7 @@ OBJS = \
 	$(WIN32RES) \
 	src/catalog.o \
 	src/clock.o \
+	src/clone.o \
 	src/constraint.o \
 	src/decode.o \
 	src/encode.o \
