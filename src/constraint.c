@@ -151,7 +151,9 @@ constraint_check_one(Oid conoid, Oid extension)
 						format_type_be(con->contypid)),
 				 errdetail("%s() is given a layout other than a built-in one. pg_dump restores a valid check constraint with its table, which may be before the rows of table idgen_layout: restoring the checked rows would fail.",
 						   get_func_name(walk.culprit)),
-				 errhint("Add the constraint with NOT VALID: it still checks every new and updated row, and pg_dump adds it after the data.")));
+				 con->conislocal ?
+				 errhint("Add the constraint with NOT VALID: it still checks every new and updated row, and pg_dump adds it after the data.") :
+				 errhint("The constraint is inherited, and valid in a new table. Create the table on its own, add the constraint with NOT VALID, then attach the table.")));
 	ReleaseSysCache(tuple);
 }
 

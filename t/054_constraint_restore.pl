@@ -3,7 +3,7 @@
 # constraint is restored with its table, before the rows of idgen_layout,
 # so the table's rows fail to load.  From 1.3 such a constraint must be
 # NOT VALID, which pg_dump adds after the data: the restore keeps every row
-# and the constraint still checks new ones.
+# and the constraint still checks new ones, in partitions too.
 use strict;
 use warnings;
 use FindBin;
@@ -64,11 +64,22 @@ $node->safe_psql('app', qq(
 	ALTER DOMAIN order_id ADD CONSTRAINT order_id_check
 		CHECK ((idgen_decode(VALUE, layout => 'orders')).node_id = 2) NOT VALID;
 	CREATE TABLE lines (id order_id PRIMARY KEY DEFAULT idgen_next('orders'), n int);
+	-- a partition: created on its own with the constraint NOT VALID, then attached
+	CREATE TABLE shipments (id bigint, n int) PARTITION BY RANGE (id);
+	ALTER TABLE shipments ADD CONSTRAINT shipments_id_check $check NOT VALID;
+	CREATE TABLE shipments_1 (id bigint, n int);
+	ALTER TABLE shipments_1 ADD CONSTRAINT shipments_id_check $check NOT VALID;
+	ALTER TABLE shipments ATTACH PARTITION shipments_1 FOR VALUES FROM (0) TO (MAXVALUE);
+	INSERT INTO shipments SELECT idgen_next('orders'), g FROM generate_series(1, 100) g;
 	-- a built-in layout is read from no table
 	CREATE TABLE tweets (id bigint CHECK ((idgen_decode(id, 'twitter')).ts > '2011-01-01+00'));
 	INSERT INTO audit (n) SELECT generate_series(1, 100);
 	INSERT INTO lines (n) SELECT generate_series(1, 100);
 ));
+($ret, $out, $err) = $node->psql('app',
+	'CREATE TABLE shipments_2 PARTITION OF shipments FOR VALUES FROM (MINVALUE) TO (0)');
+like($err, qr/check constraint "shipments_id_check" of relation "shipments_2" reads.*HINT:  The constraint is inherited/s,
+	'a new partition, where the inherited constraint is valid, is refused with the way out');
 ($ret, $out, $err) = $node->psql('app', 'ALTER TABLE audit VALIDATE CONSTRAINT audit_id_check');
 like($err, qr/check constraint "audit_id_check" of relation "audit" reads/, 'validating it is refused');
 ($ret, $out, $err) = $node->psql('app', 'INSERT INTO audit VALUES (1, 0)');
@@ -79,9 +90,10 @@ $node->safe_psql('postgres', 'CREATE DATABASE app_restored');
 $node->command_ok([ 'pg_restore', '--exit-on-error', '--dbname=app_restored', $dump ], 'pg_restore');
 is($node->safe_psql('app_restored', q(
 	SELECT (SELECT count(*) FROM audit), (SELECT count(*) FROM lines),
+	       (SELECT count(*) FROM shipments),
 	       (SELECT count(*) FROM pg_constraint
 	        WHERE conname IN ('audit_id_check', 'order_id_check') AND NOT convalidated))),
-	'100|100|2', 'every row is restored, and both constraints, NOT VALID');
+	'100|100|100|2', 'every row is restored, and both constraints, NOT VALID');
 ($ret, $out, $err) = $node->psql('app_restored', 'INSERT INTO lines VALUES (1, 0)');
 like($err, qr/violates check constraint "order_id_check"/, 'the restored constraint checks new rows');
 
