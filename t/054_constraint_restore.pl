@@ -80,6 +80,16 @@ $node->safe_psql('app', qq(
 	'CREATE TABLE shipments_2 PARTITION OF shipments FOR VALUES FROM (MINVALUE) TO (0)');
 like($err, qr/check constraint "shipments_id_check" of relation "shipments_2" reads.*HINT:  The constraint is inherited/s,
 	'a new partition, where the inherited constraint is valid, is refused with the way out');
+# A dump's restore (check_function_bodies off) is warned, not refused, so
+# that a dump made before 1.3 still restores its tables.
+($ret, $out, $err) = $node->psql('app', qq(
+	SET check_function_bodies = off;
+	CREATE TABLE old_style (id bigint $check);
+	SELECT count(*) FROM old_style;));
+like($err, qr/WARNING:  check constraint "old_style_id_check" of relation "old_style" reads/,
+	'with check_function_bodies off, as pg_dump sets it, the constraint is only warned about');
+is($out, '0', 'and the table is created');
+$node->safe_psql('app', 'DROP TABLE old_style');
 ($ret, $out, $err) = $node->psql('app', 'ALTER TABLE audit VALIDATE CONSTRAINT audit_id_check');
 like($err, qr/check constraint "audit_id_check" of relation "audit" reads/, 'validating it is refused');
 ($ret, $out, $err) = $node->psql('app', 'INSERT INTO audit VALUES (1, 0)');
