@@ -102,3 +102,7 @@ SELECT jsonb_path_query_first(:'p', 'strict $.**."Index Name"') AS index_used,
        jsonb_path_query_first(:'p', 'strict $.**."Plans"[*] ? (@."Actual Rows" > 1)."Actual Rows"')::numeric::bigint AS rows_found;
 DROP TABLE readings_brin, readings_btree;
 DROP FUNCTION plan_of(text, boolean);
+-- wider than the layout's time range: the interval is named, with the range
+SELECT idgen_span('2147483647 days');
+SELECT idgen_span('100000 days', 'twitter');
+SELECT idgen_span('25000 days') > 0 AS within_range;

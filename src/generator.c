@@ -421,17 +421,15 @@ generator_next_in(LayoutGen *lg, bool shard_given, int64 shard, int64 n)
 	return id;
 }
 
-/* The layout's generator, after attaching this backend; the default's is NULL. */
+/*
+ * The layout's generator, after attaching this backend; the default's is
+ * NULL.  The caller has returned NULL for a NULL layout.
+ */
 static LayoutGen *
 generator_prepare(FunctionCallInfo fcinfo, int layout_arg)
 {
 	LayoutGen  *lg;
 
-	if (PG_ARGISNULL(layout_arg))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("idgen layout must not be NULL"),
-				 errhint("Pass a layout name, or call the function without one for the default layout.")));
 	if (!my_attached)
 		generator_attach();
 	else if (my_gen == NULL)
@@ -460,12 +458,19 @@ idgen_next(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(generator_next());
 }
 
-/* idgen_next(layout text, shard bigint DEFAULT NULL) */
+/*
+ * idgen_next(layout text, shard bigint DEFAULT NULL).  Not STRICT, as a NULL
+ * shard means a random one; NULL in any other argument gives NULL, as if it
+ * were (README: NULL arguments).
+ */
 Datum
 idgen_next_layout(PG_FUNCTION_ARGS)
 {
-	LayoutGen  *lg = generator_prepare(fcinfo, 0);
+	LayoutGen  *lg;
 
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	lg = generator_prepare(fcinfo, 0);
 	PG_RETURN_INT64(generator_next_arg(fcinfo, lg, 1));
 }
 
@@ -507,10 +512,12 @@ idgen_next_batch(PG_FUNCTION_ARGS)
 Datum
 idgen_next_batch_layout(PG_FUNCTION_ARGS)
 {
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("number of IDs must not be NULL")));
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+	{
+		/* no rows, as from a STRICT set-returning function */
+		InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+		return (Datum) 0;
+	}
 	generator_batch(fcinfo, generator_prepare(fcinfo, 1));
 	return (Datum) 0;
 }
@@ -561,10 +568,8 @@ idgen_next_block_layout(PG_FUNCTION_ARGS)
 	LayoutGen  *lg;
 	int32		n;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("block size must not be NULL")));
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
 	n = PG_GETARG_INT32(0);
 	lg = generator_prepare(fcinfo, 1);
 	if (lg == NULL)

@@ -11,6 +11,7 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 
+#include "clone.h"
 #include "compat.h"
 #include "hwm.h"
 #include "idgen.h"
@@ -32,6 +33,7 @@ idgen_shmem_request(void)
 		prev_shmem_request_hook();
 	registry_shmem_request();
 	hwm_shmem_request();
+	clone_shmem_request();
 }
 
 static void
@@ -41,6 +43,7 @@ idgen_shmem_startup(void)
 		prev_shmem_startup_hook();
 	registry_shmem_startup();
 	hwm_shmem_startup();
+	clone_shmem_startup();
 }
 
 void
@@ -70,4 +73,5 @@ idgen_require_generator(void)
 				 errmsg("cannot generate idgen IDs during recovery"),
 				 errdetail("A standby shares its primary's idgen.node_id, so IDs it made could repeat the primary's."),
 				 errhint("Generate IDs on the primary.")));
+	clone_warn_once();
 }

@@ -1,0 +1,135 @@
+/*
+ * clone.c
+ *		Warns when the server was started as a primary straight from a base
+ *		backup with the node id of the server it was copied from.
+ *
+ * Such a clone generates with its source's idgen.node_id, so the two can
+ * make the same IDs, and nothing says so until someone runs
+ * idgen_check_nodes().  PostgreSQL (15 and later, which have no exclusive
+ * backups) finds a backup_label in the data directory only in a copy made by
+ * a base backup, and renames it to backup_label.old early in the first
+ * startup; with standby.signal the copy is a standby (which cannot generate,
+ * and resumes above its primary's marks when promoted), with recovery.signal
+ * a point-in-time restore.  With neither, the copy is starting as a primary.
+ *
+ * The file idgen_node in the data directory holds the node id the directory
+ * last ran with, so a clone given a node id of its own is not warned about.
+ * The warning goes to the server log at startup, and once to the client of
+ * the first session that generates.
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+
+#include "clone.h"
+#include "settings.h"
+
+#define CLONE_NODE_FILE		"idgen_node"
+#define CLONE_NODE_TMP_FILE "idgen_node.tmp"
+
+typedef struct CloneShared
+{
+	pg_atomic_uint32 pending;	/* the first generating session is to be warned */
+	int			source_node;	/* the node id of the copied server, -1 unknown */
+} CloneShared;
+
+static CloneShared *clone = NULL;
+
+void
+clone_shmem_request(void)
+{
+	RequestAddinShmemSpace(MAXALIGN(sizeof(CloneShared)));
+}
+
+static bool
+clone_file_exists(const char *name)
+{
+	struct stat st;
+
+	return stat(name, &st) == 0;
+}
+
+/* The node id the data directory last ran with, or -1. */
+static int
+clone_read_node(void)
+{
+	FILE	   *f = AllocateFile(CLONE_NODE_FILE, "r");
+	int			node = -1;
+
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%d", &node) != 1)
+		node = -1;
+	FreeFile(f);
+	return node;
+}
+
+static void
+clone_write_node(void)
+{
+	FILE	   *f = AllocateFile(CLONE_NODE_TMP_FILE, "w");
+
+	if (f == NULL)
+		return;
+	fprintf(f, "%d\n", idgen_node_id);
+	if (FreeFile(f) == 0)
+		(void) durable_rename(CLONE_NODE_TMP_FILE, CLONE_NODE_FILE, LOG);
+}
+
+static void
+clone_report(int elevel)
+{
+	ereport(elevel,
+			(errmsg("idgen: this server was started from a base backup as a primary with idgen.node_id %d",
+					idgen_node_id),
+			 clone->source_node == idgen_node_id ?
+			 errdetail("The server it was copied from generated IDs with the same node id; if it still does, or does again, both can make the same IDs.") :
+			 errdetail("The server it was copied from may have the same node id; if so, and it still generates, both can make the same IDs."),
+			 errhint("Give this server an idgen.node_id of its own and restart it, or check the servers with idgen_check_nodes().")));
+}
+
+/* At postmaster start, before the startup process renames backup_label. */
+void
+clone_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	clone = ShmemInitStruct("idgen clone check", MAXALIGN(sizeof(CloneShared)), &found);
+	if (!found)
+	{
+		pg_atomic_init_u32(&clone->pending, 0);
+		clone->source_node = clone_read_node();
+		if (clone_file_exists("backup_label") &&
+			!clone_file_exists("standby.signal") && !clone_file_exists("recovery.signal"))
+		{
+			if (clone->source_node == -1 || clone->source_node == idgen_node_id)
+			{
+				pg_atomic_write_u32(&clone->pending, 1);
+				clone_report(WARNING);
+			}
+			else
+				ereport(LOG,
+						(errmsg("idgen: this server was started from a base backup as a primary with idgen.node_id %d, the copied server's was %d",
+								idgen_node_id, clone->source_node)));
+		}
+		clone_write_node();
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Once per server: the first session that generates sees the warning. */
+void
+clone_warn_once(void)
+{
+	if (unlikely(pg_atomic_read_u32(&clone->pending) != 0) &&
+		pg_atomic_exchange_u32(&clone->pending, 0) != 0)
+		clone_report(WARNING);
+}
