@@ -386,10 +386,11 @@ hwm_move_epoch(HwmEntry *e, const IdgenLayout *layout)
 }
 
 /*
- * Built-in layouts always have marks of their own for this server's node
- * id; other marks that the clock has passed protect nothing the overflow
- * mark cannot, so they are folded into it, keeping the table for the marks
- * that matter.
+ * Built-in layouts always have marks of their own, of every node id, as
+ * their epoch may move (idgen.epoch) and the overflow mark does not move
+ * with it; marks of layouts defined in SQL that the clock has passed
+ * protect nothing the overflow mark cannot, so they are folded into it,
+ * keeping the table for the marks that matter.
  */
 static void
 hwm_arrange_entries(void)
@@ -401,9 +402,7 @@ hwm_arrange_entries(void)
 	{
 		HwmEntry   *e = &hwm->entries[i];
 
-		if (e->name[0] == '\0' ||
-			(layout_builtin(e->name) != NULL && e->node == idgen_node_id &&
-			 e->node_bits == idgen_node_bits) ||
+		if (e->name[0] == '\0' || layout_builtin(e->name) != NULL ||
 			(int64) pg_atomic_read_u64(&e->mark) > now)
 			continue;
 		hwm_merge(hwm_overflow(), 0, (int64) pg_atomic_read_u64(&e->mark));
