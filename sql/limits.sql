@@ -20,15 +20,15 @@ BEGIN
 END$$;
 SELECT pg_temp.layout_cache_bytes() - :before < 65536 AS cache_did_not_grow;
 
--- 70 layouts without a worker field, each generated in by the server's
--- shared states, which keep 64: the oldest are recycled, built-in layouts
+-- 1100 layouts without a worker field, each generated in by the server's
+-- shared states, which keep 1024: the longest idle are recycled, built-in layouts
 -- still generate, and a recycled layout's IDs go on above its earlier ones
 SELECT count(idgen_define_layout('limits-' || i, '2020-01-01+00', '{time,node,sequence}', '{41,4,12}'))
-FROM generate_series(1, 70) i;
+FROM generate_series(1, 1100) i;
 CREATE TABLE limits_ids (layout text, round int, id bigint);
-INSERT INTO limits_ids SELECT 'limits-' || i, 1, idgen_next('limits-' || i) FROM generate_series(1, 70) i;
+INSERT INTO limits_ids SELECT 'limits-' || i, 1, idgen_next('limits-' || i) FROM generate_series(1, 1100) i;
 SELECT idgen_next('instagram') > 0 AS instagram_generates;
-INSERT INTO limits_ids SELECT 'limits-' || i, 2, idgen_next('limits-' || i) FROM generate_series(1, 70) i;
+INSERT INTO limits_ids SELECT 'limits-' || i, 2, idgen_next('limits-' || i) FROM generate_series(1, 1100) i;
 SELECT count(*) AS recycled_and_not_above
 FROM limits_ids a JOIN limits_ids b ON a.layout = b.layout AND a.round = 1 AND b.round = 2
 WHERE b.id <= a.id;

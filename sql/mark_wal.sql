@@ -13,6 +13,6 @@ RESET idgen.clock_offset_ms;
 SELECT record_type, count(*) >= 1 AS logged
 FROM pg_get_wal_records_info(:'before', pg_current_wal_flush_lsn())
 WHERE resource_manager = 'idgen'
-  AND description ~ '^layout "(walrec|\*)" mark \d+ epoch -?\d+ \(Unix ms\)$'
+  AND description ~ '^layout "(walrec|\*)" mark \d+ epoch -?\d+ \(Unix ms\)( node \d+ node_bits \d+)?$'
 GROUP BY record_type;
 SELECT idgen_drop_layout('walrec');

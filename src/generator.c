@@ -16,7 +16,8 @@
  * idgen_next(layout) follows the same rules in any layout, counting in the
  * layout's ticks.  A layout with a worker field generates in per-backend
  * state when the backend's worker id fits; otherwise, and in layouts without
- * one, in a state per layout shared by the server's backends under a lock.
+ * one, in a state per layout definition shared by the server's backends
+ * under a lock of its own (registry.c).
  */
 #include "postgres.h"
 
@@ -53,6 +54,7 @@ typedef struct LayoutGen
 	GenPlan		plan;
 	GenState	gen;
 	bool		dedicated;
+	LayoutStateRef shared;		/* the definition's shared state, if not */
 	uint64		claim;			/* my_claims when planned */
 	uint64		catalog;		/* catalog_generation() when planned */
 } LayoutGen;
@@ -147,13 +149,14 @@ generator_maybe_reclaim(int64 now)
 
 /*
  * A state the server's backends share under a lock (shared is NULL for the
- * default layout's shared slot, else the layout's name): the same step as
+ * default layout's shared slot, else where the layout definition's state
+ * was last found): the same step as
  * in a backend's own state, with the clock read under the lock, as another
  * holder may have just moved on.  A state new in this server run starts
  * above every tick its layout used before (hwm_fresh_floor).
  */
 static int64
-generator_next_locked(const char *shared, const GenPlan *plan, int64 n)
+generator_next_locked(LayoutStateRef *shared, const GenPlan *plan, int64 n)
 {
 	int64		id;
 	GenWait		wait;
@@ -161,7 +164,8 @@ generator_next_locked(const char *shared, const GenPlan *plan, int64 n)
 	for (;;)
 	{
 		bool		fresh;
-		GenState   *st = registry_lock_state(shared, plan->hwm, &fresh);
+		GenState   *st = registry_lock_state(shared ? plan->layout : NULL, plan->hwm,
+												 shared, &fresh);
 		bool		done;
 
 		step_apply_floor(st, plan, fresh ? hwm_fresh_floor(plan->hwm) : hwm_floor(plan->hwm));
@@ -289,6 +293,8 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 	bool		was_dedicated = lg->dedicated && lg->claim == my_claims;
 
 	generator_plan(plan, layout, &workers);
+	/* The definition may have changed: look its shared state up again. */
+	lg->shared = (LayoutStateRef) LAYOUT_STATE_REF_INIT;
 	lg->dedicated = my_gen != NULL && my_worker < workers - 1;
 	plan->worker += lg->dedicated ? my_worker : Max(workers - 1, 0);
 	if (lg->dedicated)
@@ -412,7 +418,7 @@ generator_next_in(LayoutGen *lg, bool shard_given, int64 shard, int64 n)
 	if (lg->dedicated)
 		id = step_next(&lg->gen, plan, n);
 	else
-		id = generator_next_locked(plan->layout->name, plan, n);
+		id = generator_next_locked(&lg->shared, plan, n);
 	if (plan->shard_count)
 		id += shard * layout->scale[IDGEN_FIELD_SHARD];
 	if (layout_has_field(layout, IDGEN_FIELD_RANDOM))

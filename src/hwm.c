@@ -17,7 +17,13 @@
  * layout), the mark is moved with it, so that it still bounds the time field
  * values already used: moving the epoch can never repeat an ID.  Marks are
  * per layout, so that one layout that borrowed far ahead of the clock does
- * not hold back the others after a restart.
+ * not hold back the others after a restart, and per node id (with
+ * idgen.node_bits), as IDs of another node id never equal this one's: after
+ * the clock jumped far ahead and back, a server moved to a node id that
+ * never generated resumes from the clock at once.  A mark of another node
+ * id binds this one when node_bits differ (the machine fields may overlap);
+ * marks written without a node id (by idgen 1.2, and the overflow mark)
+ * bind every node id.
  *
  * The table of marks has room for every built-in layout and some defined in
  * SQL; layouts that find it full share one overflow mark, named "*", which
@@ -91,7 +97,8 @@
  * wiki; this one is idgen's until it is listed there.
  */
 #define IDGEN_RMGR_ID	171
-#define XLOG_IDGEN_MARK 0x10
+#define XLOG_IDGEN_MARK 0x10		/* a mark of every node id */
+#define XLOG_IDGEN_MARK_NODE 0x20	/* a mark of one node id */
 
 /* A layout's mark, as the WAL carries it. */
 typedef struct xl_idgen_mark
@@ -103,9 +110,27 @@ typedef struct xl_idgen_mark
 
 #define SizeOfIdgenMark (offsetof(xl_idgen_mark, layout) + NAMEDATALEN)
 
+/* A layout's mark for one node id, as the WAL carries it. */
+typedef struct xl_idgen_mark_node
+{
+	int64		epoch_ms;
+	int64		mark_ms;
+	int32		node;			/* idgen.node_id of the IDs below the mark */
+	int32		node_bits;		/* idgen.node_bits then */
+	char		layout[NAMEDATALEN];
+} xl_idgen_mark_node;
+
+#define SizeOfIdgenMarkNode (offsetof(xl_idgen_mark_node, layout) + NAMEDATALEN)
+
+/* node of a mark that binds every node id */
+#define HWM_ANY_NODE	(-1)
+
 struct HwmEntry
 {
 	char		name[NAMEDATALEN];	/* "" when unused */
+	int32		node;			/* node id, or HWM_ANY_NODE */
+	int32		node_bits;		/* node_bits with node */
+	int64		shared_floor;	/* the part of floor other node ids' marks set */
 	int64		epoch_ms;		/* the epoch mark and floor are counted in */
 	int64		floor;			/* the mark when generation (re)started */
 	bool		epoch_later;	/* the epoch moved later since the floor's IDs */
@@ -163,17 +188,22 @@ hwm_overflow(void)
 }
 
 static HwmEntry *
-hwm_find(const char *name)
+hwm_find(const char *name, int node, int node_bits)
 {
 	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
-		if (strcmp(hwm->entries[i].name, name) == 0)
-			return &hwm->entries[i];
+	{
+		HwmEntry   *e = &hwm->entries[i];
+
+		if (strcmp(e->name, name) == 0 && e->node == node &&
+			(node == HWM_ANY_NODE || e->node_bits == node_bits))
+			return e;
+	}
 	return NULL;
 }
 
 /* A new entry starting at the overflow floor, or NULL when the table is full. */
 static HwmEntry *
-hwm_add(const char *name, int64 epoch_ms)
+hwm_add(const char *name, int64 epoch_ms, int node, int node_bits)
 {
 	HwmEntry   *overflow = hwm_overflow();
 
@@ -184,8 +214,11 @@ hwm_add(const char *name, int64 epoch_ms)
 		if (e->name[0] != '\0')
 			continue;
 		strlcpy(e->name, name, NAMEDATALEN);
+		e->node = node;
+		e->node_bits = node == HWM_ANY_NODE ? 0 : node_bits;
 		e->epoch_ms = epoch_ms;
 		e->floor = overflow->floor;
+		e->shared_floor = overflow->floor;
 		pg_atomic_write_u64(&e->mark, (uint64) overflow->floor);
 		pg_atomic_write_u64(&e->requested, 0);
 		pg_atomic_write_u64(&e->retired, 0);
@@ -210,15 +243,24 @@ hwm_merge(HwmEntry *e, int64 epoch_ms, int64 mark)
 		pg_atomic_write_u64(&e->mark, (uint64) mark);
 }
 
-/* The layout's entry, added if need be; the overflow entry when full. */
+/* The entry of a layout and node id, added if need be; the overflow entry when full. */
 static HwmEntry *
-hwm_entry(const char *name, int64 epoch_ms)
+hwm_entry(const char *name, int64 epoch_ms, int node, int node_bits)
 {
-	HwmEntry   *e = hwm_find(name);
+	HwmEntry   *e = hwm_find(name, node, node_bits);
 
 	if (e == NULL)
-		e = hwm_add(name, epoch_ms);
+		e = hwm_add(name, epoch_ms, node, node_bits);
 	return e ? e : hwm_overflow();
+}
+
+/* Can IDs below other's mark equal IDs e's node id makes in e's layout? */
+static bool
+hwm_binds(const HwmEntry *other, const HwmEntry *e)
+{
+	return other != e && strcmp(other->name, e->name) == 0 &&
+		(other->node == HWM_ANY_NODE || other->node == e->node ||
+		 other->node_bits != e->node_bits);
 }
 
 static void
@@ -239,14 +281,23 @@ hwm_set_corrupt(const char *detail)
  * written by idgen.
  */
 static bool
-hwm_parse_line(const char *line, char *name, int64 *epoch_ms, int64 *mark)
+hwm_parse_line(const char *line, char *name, int64 *epoch_ms, int64 *mark,
+			   int *node, int *node_bits)
 {
 	long long	epoch;
 	long long	value;
 	int			end = -1;
+	int			more = -1;
 
-	if (sscanf(line, "%63s %lld %lld%n", name, &epoch, &value, &end) != 3 ||
-		line[end] != '\0')
+	if (sscanf(line, "%63s %lld %lld%n", name, &epoch, &value, &end) != 3)
+		return false;
+	*node = HWM_ANY_NODE;
+	*node_bits = 0;
+	if (line[end] != '\0' &&
+		(strcmp(name, HWM_OVERFLOW) == 0 ||
+		 sscanf(line + end, " %d %d%n", node, node_bits, &more) != 2 ||
+		 line[end + more] != '\0' || *node < 0 || *node >= (1 << IDGEN_MACHINE_BITS) ||
+		 *node_bits < 0 || *node_bits > IDGEN_MACHINE_BITS))
 		return false;
 	if (strcmp(name, HWM_OVERFLOW) != 0 && !layout_valid_name(name))
 		return false;
@@ -286,6 +337,8 @@ hwm_load_file(void)
 		char		name[NAMEDATALEN];
 		int64		epoch_ms;
 		int64		mark;
+		int			node;
+		int			node_bits;
 		size_t		len = strlen(line);
 
 		lineno++;
@@ -293,18 +346,18 @@ hwm_load_file(void)
 		if (bad || line[0] == '#')
 			continue;
 		line[len - 1] = '\0';
-		bad = !hwm_parse_line(line, name, &epoch_ms, &mark);
+		bad = !hwm_parse_line(line, name, &epoch_ms, &mark, &node, &node_bits);
 		if (bad)
 			continue;
 		if (strcmp(name, HWM_OVERFLOW) == 0)
 			hwm_merge(hwm_overflow(), epoch_ms, mark);
 		else
-			hwm_merge(hwm_entry(name, epoch_ms), epoch_ms, mark);
+			hwm_merge(hwm_entry(name, epoch_ms, node, node_bits), epoch_ms, mark);
 	}
 	if (bad || ferror(f))
 	{
 		FreeFile(f);
-		hwm_set_corrupt(psprintf("Line %d is not of the form \"<layout> <epoch in Unix ms> <mark in Unix ms>\".",
+		hwm_set_corrupt(psprintf("Line %d is not of the form \"<layout> <epoch in Unix ms> <mark in Unix ms> [<node id> <node bits>]\".",
 								 lineno));
 		return false;
 	}
@@ -312,10 +365,32 @@ hwm_load_file(void)
 	return true;
 }
 
+/* A built-in layout's epoch changed (idgen.epoch): its marks move with it. */
+static void
+hwm_move_epoch(HwmEntry *e, const IdgenLayout *layout)
+{
+	if (e->epoch_ms == layout->epoch_ms)
+		return;
+	ereport(LOG,
+			(errmsg("idgen: the epoch of layout \"%s\" changed from %s to %s since its last IDs",
+					layout->name,
+					pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(e->epoch_ms))),
+					pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout->epoch_ms)))),
+			 errdetail("IDs resume above those issued before, counted from the new epoch.")));
+	e->epoch_later = layout->epoch_ms > e->epoch_ms;
+	e->floor = hwm_convert(e->floor, e->epoch_ms, layout->epoch_ms);
+	e->shared_floor = hwm_convert(e->shared_floor, e->epoch_ms, layout->epoch_ms);
+	pg_atomic_write_u64(&e->mark, (uint64) hwm_convert((int64) pg_atomic_read_u64(&e->mark),
+													   e->epoch_ms, layout->epoch_ms));
+	e->epoch_ms = layout->epoch_ms;
+}
+
 /*
- * Built-in layouts always have marks of their own; marks of layouts defined
- * in SQL that the clock has passed protect nothing the overflow mark cannot,
- * so they are folded into it, keeping the table for the marks that matter.
+ * Built-in layouts always have marks of their own, of every node id, as
+ * their epoch may move (idgen.epoch) and the overflow mark does not move
+ * with it; marks of layouts defined in SQL that the clock has passed
+ * protect nothing the overflow mark cannot, so they are folded into it,
+ * keeping the table for the marks that matter.
  */
 static void
 hwm_arrange_entries(void)
@@ -334,23 +409,9 @@ hwm_arrange_entries(void)
 		memset(e->name, 0, NAMEDATALEN);
 	}
 	for (int i = 0; (layout = layout_builtin_at(i)) != NULL; i++)
-	{
-		HwmEntry   *e = hwm_entry(layout->name, layout->epoch_ms);
-
-		if (e->epoch_ms == layout->epoch_ms)
-			continue;
-		ereport(LOG,
-				(errmsg("idgen: the epoch of layout \"%s\" changed from %s to %s since its last IDs",
-						layout->name,
-						pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(e->epoch_ms))),
-						pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout->epoch_ms)))),
-				 errdetail("IDs resume above those issued before, counted from the new epoch.")));
-		e->epoch_later = layout->epoch_ms > e->epoch_ms;
-		e->floor = hwm_convert(e->floor, e->epoch_ms, layout->epoch_ms);
-		pg_atomic_write_u64(&e->mark, (uint64) hwm_convert((int64) pg_atomic_read_u64(&e->mark),
-														   e->epoch_ms, layout->epoch_ms));
-		e->epoch_ms = layout->epoch_ms;
-	}
+		for (int j = 1; j < HWM_MAX_ENTRIES; j++)
+			if (strcmp(hwm->entries[j].name, layout->name) == 0)
+				hwm_move_epoch(&hwm->entries[j], layout);
 }
 
 /* Runs in the postmaster at startup and after every crash reinitialisation. */
@@ -374,6 +435,7 @@ hwm_shmem_startup(void)
 		}
 		ConditionVariableInit(&hwm->confirmed_cv);
 		strlcpy(hwm_overflow()->name, HWM_OVERFLOW, NAMEDATALEN);
+		hwm_overflow()->node = HWM_ANY_NODE;
 		if (hwm_load_file())
 			hwm_arrange_entries();
 	}
@@ -391,9 +453,31 @@ hwm_attach(const IdgenLayout *layout)
 	HwmEntry   *e;
 
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	e = hwm_entry(layout->name, layout->epoch_ms);
+	e = hwm_entry(layout->name, layout->epoch_ms, idgen_node_id, idgen_node_bits);
+	for (int i = 1; e != hwm_overflow() && i < HWM_MAX_ENTRIES; i++)
+	{
+		HwmEntry   *other = &hwm->entries[i];
+		int64		bound;
+
+		if (!hwm_binds(other, e))
+			continue;
+		bound = Max(other->floor, hwm_mark(other));
+		e->shared_floor = Max(e->shared_floor, bound);
+		e->epoch_later |= other->epoch_later;
+		hwm_merge(e, e->epoch_ms, bound);
+	}
 	LWLockRelease(hwm->lock);
 	return e;
+}
+
+/*
+ * The floor of the layout for a node id that never generated in it: marks
+ * written without a node id, or with other node_bits, bind every node id.
+ */
+int64
+hwm_shared_floor(const HwmEntry *e)
+{
+	return e == hwm_overflow() ? e->floor : e->shared_floor;
 }
 
 int64
@@ -433,7 +517,10 @@ hwm_epoch_moved_later(const HwmEntry *e)
 static void
 hwm_write_line(StringInfo buf, const HwmEntry *e, int64 mark)
 {
-	appendStringInfo(buf, "%s %lld %lld\n", e->name, (long long) e->epoch_ms, (long long) mark);
+	appendStringInfo(buf, "%s %lld %lld", e->name, (long long) e->epoch_ms, (long long) mark);
+	if (e->node != HWM_ANY_NODE)
+		appendStringInfo(buf, " %d %d", e->node, e->node_bits);
+	appendStringInfoChar(buf, '\n');
 }
 
 /* Makes the marks durable in the file: write, fsync, rename into place. */
@@ -444,7 +531,7 @@ hwm_write_file(const int64 *marks)
 	int			fd;
 
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, "# idgen high-water marks: layout, epoch and mark in Unix milliseconds\n");
+	appendStringInfoString(&buf, "# idgen high-water marks: layout, epoch and mark in Unix milliseconds, node id and node bits\n");
 	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
 		if (hwm->entries[i].name[0] != '\0')
 			hwm_write_line(&buf, &hwm->entries[i], marks[i]);
@@ -478,6 +565,19 @@ hwm_log_mark(const HwmEntry *e, int64 mark)
 {
 	xl_idgen_mark rec = {0};
 
+	if (e->node != HWM_ANY_NODE)
+	{
+		xl_idgen_mark_node nrec = {0};
+
+		nrec.epoch_ms = e->epoch_ms;
+		nrec.mark_ms = mark;
+		nrec.node = e->node;
+		nrec.node_bits = e->node_bits;
+		strlcpy(nrec.layout, e->name, NAMEDATALEN);
+		XLogBeginInsert();
+		XLogRegisterData((char *) &nrec, SizeOfIdgenMarkNode);
+		return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK_NODE);
+	}
 	rec.epoch_ms = e->epoch_ms;
 	rec.mark_ms = mark;
 	strlcpy(rec.layout, e->name, NAMEDATALEN);
@@ -678,6 +778,30 @@ hwm_writer_main(Datum arg)
 	}
 }
 
+/* Either record, as a mark of a node id (HWM_ANY_NODE for the older one). */
+static bool
+hwm_read_record(XLogReaderState *record, xl_idgen_mark_node *rec)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	xl_idgen_mark old;
+
+	if (info == XLOG_IDGEN_MARK_NODE && XLogRecGetDataLen(record) == SizeOfIdgenMarkNode)
+		memcpy(rec, XLogRecGetData(record), SizeOfIdgenMarkNode);
+	else if (info == XLOG_IDGEN_MARK && XLogRecGetDataLen(record) == SizeOfIdgenMark)
+	{
+		memcpy(&old, XLogRecGetData(record), SizeOfIdgenMark);
+		rec->epoch_ms = old.epoch_ms;
+		rec->mark_ms = old.mark_ms;
+		rec->node = HWM_ANY_NODE;
+		rec->node_bits = 0;
+		memcpy(rec->layout, old.layout, NAMEDATALEN);
+	}
+	else
+		return false;
+	rec->layout[NAMEDATALEN - 1] = '\0';
+	return true;
+}
+
 /*
  * Replay, on a standby or in crash recovery: nothing is generated during
  * recovery, so the floor follows the mark, and the file keeps it across a
@@ -688,20 +812,17 @@ hwm_writer_main(Datum arg)
 static void
 hwm_redo(XLogReaderState *record)
 {
-	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-	xl_idgen_mark rec;
+	xl_idgen_mark_node rec;
 	HwmEntry   *e;
 	int64		marks[HWM_MAX_ENTRIES];
 
-	if (info != XLOG_IDGEN_MARK || XLogRecGetDataLen(record) != SizeOfIdgenMark)
-		elog(PANIC, "idgen_redo: unknown op code %u or length %u", info,
-			 (unsigned) XLogRecGetDataLen(record));
-	memcpy(&rec, XLogRecGetData(record), SizeOfIdgenMark);
-	rec.layout[NAMEDATALEN - 1] = '\0';
+	if (!hwm_read_record(record, &rec))
+		elog(PANIC, "idgen_redo: unknown op code %u or length %u",
+			 XLogRecGetInfo(record) & ~XLR_INFO_MASK, (unsigned) XLogRecGetDataLen(record));
 
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
 	e = strcmp(rec.layout, HWM_OVERFLOW) == 0 ? hwm_overflow() :
-		hwm_entry(rec.layout, rec.epoch_ms);
+		hwm_entry(rec.layout, rec.epoch_ms, rec.node, rec.node_bits);
 	if (e != hwm_overflow())
 		rec.mark_ms = hwm_convert(rec.mark_ms, rec.epoch_ms, e->epoch_ms);
 	if (rec.mark_ms > hwm_mark(e))
@@ -726,20 +847,26 @@ hwm_redo(XLogReaderState *record)
 static void
 hwm_desc(StringInfo buf, XLogReaderState *record)
 {
-	xl_idgen_mark rec;
+	xl_idgen_mark_node rec;
 
-	if (XLogRecGetDataLen(record) != SizeOfIdgenMark)
+	if (!hwm_read_record(record, &rec))
 		return;
-	memcpy(&rec, XLogRecGetData(record), SizeOfIdgenMark);
-	rec.layout[NAMEDATALEN - 1] = '\0';
 	appendStringInfo(buf, "layout \"%s\" mark %lld epoch %lld (Unix ms)", rec.layout,
 					 (long long) rec.mark_ms, (long long) rec.epoch_ms);
+	if (rec.node != HWM_ANY_NODE)
+		appendStringInfo(buf, " node %d node_bits %d", rec.node, rec.node_bits);
 }
 
 static const char *
 hwm_identify(uint8 info)
 {
-	return (info & ~XLR_INFO_MASK) == XLOG_IDGEN_MARK ? "MARK" : NULL;
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_IDGEN_MARK:
+		case XLOG_IDGEN_MARK_NODE:	/* the same mark, of one node id */
+			return "MARK";
+	}
+	return NULL;
 }
 
 static RmgrData hwm_rmgr = {

@@ -25,6 +25,7 @@ extern void hwm_register(void);
 extern HwmEntry *hwm_attach(const IdgenLayout *layout);
 extern int64 hwm_floor(const HwmEntry *entry);
 extern int64 hwm_fresh_floor(HwmEntry *entry);
+extern int64 hwm_shared_floor(const HwmEntry *entry);
 extern void hwm_retire(HwmEntry *entry, int64 tick_start_ms);
 extern bool hwm_epoch_moved_later(const HwmEntry *entry);
 extern bool hwm_reserve(HwmEntry *entry, int64 tick_start_ms);

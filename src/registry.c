@@ -8,7 +8,15 @@
  * by every backend that finds no dedicated slot free, under its own lock, so
  * running out of slots slows generation down but never fails it.  Layouts
  * whose IDs have no room for a backend's worker id generate in a state per
- * layout, under one more lock.  The idgen_workers view reports the slots.
+ * layout definition, each under a lock of its own.  The idgen_workers view
+ * reports the slots.
+ *
+ * A layout's shared state belongs to one definition: its name, epoch, time
+ * unit, radix, fields and widths.  The same definition in several databases
+ * of the server is one state, since no field of its IDs tells the databases
+ * apart; a definition changed or dropped and defined again with other values
+ * gets another state, so that nothing packed under one definition is handed
+ * out under another.
  *
  * Locking:
  *	- claim_lock guards who holds each slot (pid, userid, claimed_at):
@@ -19,16 +27,28 @@
  *	  view reads another holder's counters without its lock: they are
  *	  statistics, aligned 64-bit words that are never used for a decision,
  *	  and may be a moment old.
- *	- shared_slot_lock guards the shared slot's state, layout_lock the table
- *	  of layout states; each is held for one step of the generator only.
- *	- Lock order: a registry lock, then hwm.c's mark lock (a step may raise a
- *	  mark: file write, fsync and WAL flush under both), then WAL's own.
- *	  hwm.c never takes a registry lock.  Nobody sleeps holding any of them:
- *	  waits for the clock and for synchronous standbys happen after release.
+ *	- shared_slot_lock guards the shared slot's state.  Each layout state's
+ *	  own lock guards its generator state; each is held for one step of the
+ *	  generator only, so a step that raises a mark (file write and fsync)
+ *	  holds up only the backends of that state.
+ *	- layout_lock (exclusive) guards which definition each layout state
+ *	  holds (key, incarnation, hwm): it is taken to look a definition up and
+ *	  to give a state to another one, and then the state's lock is taken
+ *	  under it.  A backend that knows its state's incarnation takes the
+ *	  state's lock alone and checks the incarnation under it: a state is
+ *	  given to another definition only under its own lock too.  Choosing the
+ *	  state to give up reads other states' last_ms without their locks: a
+ *	  heuristic, never a decision about IDs.
+ *	- Lock order: layout_lock, then a state's lock or shared_slot_lock,
+ *	  then hwm.c's mark lock (a step may raise a mark: file write, fsync and
+ *	  WAL flush under both), then WAL's own.  hwm.c never takes a registry
+ *	  lock.  Nobody sleeps holding any of them: waits for the clock and for
+ *	  synchronous standbys happen after release.
  */
 #include "postgres.h"
 
 #include "catalog/pg_authid.h"
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -50,33 +70,56 @@ typedef union RegistrySlotPadded
 	char		pad[TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(RegistrySlot))];
 } RegistrySlotPadded;
 
+/* What a layout state belongs to: a layout definition, whole. */
+typedef struct LayoutKey
+{
+	char		name[NAMEDATALEN];
+	int64		epoch_ms;
+	int32		tick_ms;
+	int32		radix;
+	int32		nfields;
+	int32		order[IDGEN_NFIELDS];
+	int32		width[IDGEN_NFIELDS];
+} LayoutKey;
+
 /*
- * Generator state of a layout other than the default, for backends that
- * generate in it without a worker id of their own; kept for the server's
- * lifetime, as the shared slot's is.
+ * Generator state of a layout definition other than the default, for
+ * backends that generate in it without a worker id of their own; kept until
+ * another definition needs its place.
  */
 typedef struct LayoutState
 {
-	char		name[NAMEDATALEN];	/* "" when unused */
-	uint64		last_used;		/* layout_uses when last locked */
+	LWLock	   *lock;			/* guards gen */
+	uint64		incarnation;	/* 0 when unused; new for each definition */
+	uint32		hash;			/* of key, to skip most comparisons */
+	LayoutKey	key;
 	HwmEntry   *hwm;			/* the layout's mark, told of the state's end */
 	GenState	gen;
 } LayoutState;
 
+/* Each state on cache lines of its own: its users write it on every call. */
+typedef union LayoutStatePadded
+{
+	LayoutState state;
+	char		pad[TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(LayoutState))];
+} LayoutStatePadded;
+
 /*
- * States kept at once; when all are in use, the least recently used is
- * given up, and its layout later starts a fresh one after the newest tick
- * of the one given up (hwm_retire).
+ * States kept at once.  When all are in use, the one whose newest tick is
+ * oldest is given up, and its definition later starts a fresh one after
+ * that tick (hwm_retire), in the next tick at the earliest: a server that
+ * keeps more definitions than this busy at once makes at most one ID per
+ * tick of each in turn.
  */
-#define REGISTRY_MAX_LAYOUTS 64
+#define REGISTRY_MAX_LAYOUTS 1024
 
 typedef struct RegistryShared
 {
 	LWLock	   *claim_lock;		/* slot ownership */
 	LWLock	   *shared_slot_lock;	/* generation in the shared slot */
-	LWLock	   *layout_lock;	/* generation in layout states */
-	uint64		layout_uses;	/* locks of layout states so far */
-	LayoutState layouts[REGISTRY_MAX_LAYOUTS];
+	LWLock	   *layout_lock;	/* which definition each layout state holds */
+	uint64		incarnations;	/* layout states given to a definition so far */
+	LayoutStatePadded layouts[REGISTRY_MAX_LAYOUTS];
 	int			nslots;
 	RegistrySlotPadded slots[FLEXIBLE_ARRAY_MEMBER];
 } RegistryShared;
@@ -105,7 +148,7 @@ void
 registry_shmem_request(void)
 {
 	RequestAddinShmemSpace(registry_shmem_size());
-	RequestNamedLWLockTranche(REGISTRY_TRANCHE, 3);
+	RequestNamedLWLockTranche(REGISTRY_TRANCHE, 3 + REGISTRY_MAX_LAYOUTS);
 }
 
 /* Runs in the postmaster at startup and after every crash reinitialisation. */
@@ -124,6 +167,8 @@ registry_shmem_startup(void)
 		registry->claim_lock = &locks[0].lock;
 		registry->shared_slot_lock = &locks[1].lock;
 		registry->layout_lock = &locks[2].lock;
+		for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
+			registry->layouts[i].state.lock = &locks[3 + i].lock;
 		registry->nslots = registry_nslots();
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -200,54 +245,122 @@ registry_claim_slot(int *index)
 	return slot;
 }
 
+static void
+registry_layout_key(LayoutKey *key, const IdgenLayout *layout)
+{
+	memset(key, 0, sizeof(*key));
+	strlcpy(key->name, layout->name, NAMEDATALEN);
+	key->epoch_ms = layout->epoch_ms;
+	key->tick_ms = layout->tick_ms;
+	key->radix = layout->radix;
+	key->nfields = layout->nfields;
+	for (int i = 0; i < layout->nfields; i++)
+	{
+		key->order[i] = layout->order[i];
+		key->width[layout->order[i]] = layout->width[layout->order[i]];
+	}
+}
+
+/*
+ * The state of key's definition, or, when it has none, the one to give to
+ * it: an unused one, else the one whose newest tick is oldest.  The caller
+ * holds layout_lock.
+ */
+static LayoutState *
+registry_find_layout(const LayoutKey *key, uint32 hash, bool *found)
+{
+	LayoutState *victim = NULL;
+
+	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
+	{
+		LayoutState *state = &registry->layouts[i].state;
+
+		if (state->incarnation != 0 && state->hash == hash &&
+			memcmp(&state->key, key, sizeof(*key)) == 0)
+		{
+			*found = true;
+			return state;
+		}
+		if (victim == NULL ||
+			(victim->incarnation != 0 &&
+			 (state->incarnation == 0 || state->gen.last_ms < victim->gen.last_ms)))
+			victim = state;
+	}
+	*found = false;
+	return victim;
+}
+
+/*
+ * Finds or starts the state of a layout definition and returns it locked,
+ * noting where it is in *ref.  A state given up for it tells its own
+ * layout's mark where it ended.
+ */
+static LayoutState *
+registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
+					   bool *fresh)
+{
+	LayoutKey	key;
+	uint32		hash;
+	LayoutState *state;
+	bool		found;
+
+	registry_layout_key(&key, layout);
+	hash = hash_bytes((const unsigned char *) &key, sizeof(key));
+	LWLockAcquire(registry->layout_lock, LW_EXCLUSIVE);
+	state = registry_find_layout(&key, hash, &found);
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	*fresh = !found;
+	if (!found)
+	{
+		if (state->incarnation != 0)
+			hwm_retire(state->hwm, state->gen.last_ms);
+		memset(&state->gen, 0, sizeof(state->gen));
+		state->key = key;
+		state->hash = hash;
+		state->hwm = hwm;
+		state->incarnation = ++registry->incarnations;
+	}
+	LWLockRelease(registry->layout_lock);
+	ref->index = (LayoutStatePadded *) state - registry->layouts;
+	ref->incarnation = state->incarnation;
+	return state;
+}
+
 /*
  * Locks a state the server's backends share and returns it: the default
- * layout's shared slot when layout_name is NULL, else the named layout's
- * state.  *fresh says that the state was started now, knowing nothing of the
- * layout's earlier IDs; a layout state given up for it tells its layout's
- * mark where it ended.  The caller unlocks with registry_unlock_state().
+ * layout's shared slot when layout is NULL, else the state of the layout's
+ * definition, which *ref remembers for the next call.  *fresh says that the
+ * state was started now, knowing nothing of the definition's earlier IDs.
+ * The caller unlocks with registry_unlock_state(), passing ref.
  */
 GenState *
-registry_lock_state(const char *layout_name, HwmEntry *hwm, bool *fresh)
+registry_lock_state(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
+					bool *fresh)
 {
-	LayoutState *state = NULL;
+	LayoutState *state;
 
 	*fresh = false;
-	if (layout_name == NULL)
+	if (layout == NULL)
 	{
 		LWLockAcquire(registry->shared_slot_lock, LW_EXCLUSIVE);
 		return &registry->slots[registry_shared_index()].slot.gen;
 	}
-	LWLockAcquire(registry->layout_lock, LW_EXCLUSIVE);
-	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
+	if (ref->index >= 0)
 	{
-		LayoutState *candidate = &registry->layouts[i];
-
-		if (strcmp(candidate->name, layout_name) == 0)
-		{
-			state = candidate;
-			break;
-		}
-		if (state == NULL || candidate->last_used < state->last_used)
-			state = candidate;	/* unused ones have last_used 0 */
+		state = &registry->layouts[ref->index].state;
+		LWLockAcquire(state->lock, LW_EXCLUSIVE);
+		if (likely(state->incarnation == ref->incarnation))
+			return &state->gen;
+		LWLockRelease(state->lock);	/* given to another definition */
 	}
-	*fresh = strcmp(state->name, layout_name) != 0;
-	if (*fresh)
-	{
-		if (state->name[0] != '\0')
-			hwm_retire(state->hwm, state->gen.last_ms);
-		memset(state, 0, sizeof(*state));
-		strlcpy(state->name, layout_name, NAMEDATALEN);
-		state->hwm = hwm;
-	}
-	state->last_used = ++registry->layout_uses;
-	return &state->gen;
+	return &registry_lookup_layout(layout, hwm, ref, fresh)->gen;
 }
 
 void
-registry_unlock_state(const char *layout_name)
+registry_unlock_state(const LayoutStateRef *ref)
 {
-	LWLockRelease(layout_name == NULL ? registry->shared_slot_lock : registry->layout_lock);
+	LWLockRelease(ref == NULL ? registry->shared_slot_lock :
+				  registry->layouts[ref->index].state.lock);
 }
 
 #define WORKERS_COLS 10

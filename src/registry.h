@@ -34,7 +34,21 @@ extern void registry_shmem_startup(void);
 extern void registry_require(void);
 extern int	registry_shared_index(void);
 extern RegistrySlot *registry_claim_slot(int *index);
-extern GenState *registry_lock_state(const char *layout_name, HwmEntry *hwm, bool *fresh);
-extern void registry_unlock_state(const char *layout_name);
+/*
+ * A backend's memory of where a layout definition's shared state is: its
+ * index and the incarnation it had, so that finding it again needs no
+ * search while nobody has given it up for another definition.
+ */
+typedef struct LayoutStateRef
+{
+	int			index;			/* -1 until looked up */
+	uint64		incarnation;
+} LayoutStateRef;
+
+#define LAYOUT_STATE_REF_INIT {-1, 0}
+
+extern GenState *registry_lock_state(const IdgenLayout *layout, HwmEntry *hwm,
+									 LayoutStateRef *ref, bool *fresh);
+extern void registry_unlock_state(const LayoutStateRef *ref);
 
 #endif							/* IDGEN_REGISTRY_H */

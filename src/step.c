@@ -70,6 +70,27 @@ step_apply_floor(GenState *st, const GenPlan *plan, int64 floor)
 }
 
 /*
+ * The ways out of a refusal for the clock: wait for it, or, when the marks
+ * that hold this node id back are its own (the clock jumped ahead and back),
+ * restart on a node id that never generated in the layout, which starts from
+ * the clock.  Marks of every node id (written by idgen 1.2, or the overflow
+ * mark) hold back any node id, so then waiting is the only way.
+ */
+static int
+step_refuse_clock_hint(const GenPlan *plan, int64 behind)
+{
+	int64		now = clock_now_ms();
+	const char *until = timestamptz_to_str(clock_ms_to_timestamptz(now + behind));
+
+	if (hwm_shared_floor(plan->hwm) - idgen_max_lead_ms - HWM_STEP_MS - now <=
+		idgen_max_clock_regression_ms)
+		return errhint("Check the server's time synchronization. IDs resume at %s, when the clock catches up; to generate at once, restart the server with an %s that has never generated IDs in layout \"%s\".",
+					   until, "idgen.node_id", plan->layout->name);
+	return errhint("Check the server's time synchronization. IDs resume at %s, when the clock catches up. Another %s would not help: marks that bind every node id hold layout \"%s\" back.",
+				   until, "idgen.node_id", plan->layout->name);
+}
+
+/*
  * The clock is too far behind the newest ID, or the high-water mark.  After
  * a restart that moved idgen.epoch later, the mark is ahead by the move: say
  * so rather than blame the clock.
@@ -91,7 +112,7 @@ step_refuse_clock(const GenPlan *plan, int64 behind)
 					(long long) behind),
 			 errdetail("%s allows the clock to fall behind by at most %d ms.",
 					   "idgen.max_clock_regression_ms", idgen_max_clock_regression_ms),
-			 errhint("Check the server's time synchronization. IDs resume once the clock catches up.")));
+			 step_refuse_clock_hint(plan, behind)));
 }
 
 /*
