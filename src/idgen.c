@@ -12,6 +12,7 @@
 #include "storage/ipc.h"
 
 #include "compat.h"
+#include "horizon.h"
 #include "hwm.h"
 #include "idgen.h"
 #include "layout.h"
@@ -32,6 +33,7 @@ idgen_shmem_request(void)
 		prev_shmem_request_hook();
 	registry_shmem_request();
 	hwm_shmem_request();
+	horizon_shmem_request();
 }
 
 static void
@@ -41,6 +43,7 @@ idgen_shmem_startup(void)
 		prev_shmem_startup_hook();
 	registry_shmem_startup();
 	hwm_shmem_startup();
+	horizon_shmem_startup();
 }
 
 void
