@@ -26,7 +26,7 @@ PGFILEDESC = "idgen - unique, time-ordered 64-bit IDs"
 REGRESS = next decode layouts layouts_next layouts_custom guc encode uuidv7 objectid_io objectid_ops objectid_gen objectid_index multinode multinode_adopt privileges limits mark_wal pgedge partitions next_block horizon
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/idgen.conf --encoding=UTF8 \
 	--load-extension=idgen
-ISOLATION = concurrent_next
+ISOLATION = concurrent_next horizon_cursor
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf
 TAP_TESTS = 1
 
