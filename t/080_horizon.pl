@@ -1,0 +1,112 @@
+# idgen_horizon() with real clients, restarts, crashes and a standby:
+# - concurrent psycopg2 writers commit and roll back transactions of random
+#   length while a poller follows the outbox with the horizon protocol: it
+#   reads every committed row exactly once and nothing uncommitted; the same
+#   run's controls, a cursor moved to the largest ID read and the clock in
+#   place of the horizon, miss rows;
+# - a prepared transaction holds the horizon across a restart, a crash
+#   (SIGKILL) and an immediate shutdown; without the idgen_horizon file (the
+#   control) it does not;
+# - the horizon never goes back across a restart with the clock set back;
+# - a standby refuses.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $python = '/usr/bin/python3';
+my ($out, $err) = ('', '');
+plan skip_all => 'psycopg2 is not installed (Debian package python3-psycopg2)'
+  unless eval { IPC::Run::run([ $python, '-c', 'import psycopg2' ], '>', \$out, '2>', \$err) };
+
+my $node = idgen_node('horizon', qq(
+idgen.node_id = 6
+max_prepared_transactions = 5
+restart_after_crash = on
+), allows_streaming => 1);
+$node->safe_psql('postgres',
+	'CREATE TABLE outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), body text)');
+
+# 1. Writers and pollers.
+my $dsn = conninfo($node);
+IPC::Run::run([ $python, "$FindBin::RealBin/../test/outbox/workload.py", $dsn, '8', '4' ],
+	'>', \$out, '2>', \$err) or die "workload failed: $err";
+note "workload: $out";
+my %r = $out =~ /(\w+)=(\d+)/g;
+is($r{errors}, 0, 'the writers ran without errors') or diag $err;
+cmp_ok($r{committed}, '>', 100, 'the writers committed rows');
+cmp_ok($r{early}, '>', 0, 'some took their ID before writing');
+is($r{horizon_missed}, 0, 'horizon protocol: every committed row was read');
+is($r{horizon_read}, $r{horizon_distinct}, 'horizon protocol: no row was read twice');
+is($r{horizon_uncommitted}, 0, 'horizon protocol: nothing uncommitted was read');
+cmp_ok($r{max_missed}, '>', 0, 'control: a cursor at the largest ID read misses rows');
+cmp_ok($r{clock_missed}, '>', 0, 'control: the clock in place of the horizon misses rows');
+
+# 2. A prepared transaction holds the horizon across restarts and crashes.
+sub prepare_one
+{
+	my ($gid) = @_;
+	return $node->safe_psql('postgres', qq(
+		BEGIN;
+		INSERT INTO outbox (body) VALUES ('$gid') RETURNING id;
+		PREPARE TRANSACTION '$gid';));
+}
+
+sub horizon_held
+{
+	my ($id, $what) = @_;
+	is($node->safe_psql('postgres', "SELECT pg_sleep(0.01); SELECT idgen_horizon() <= $id"),
+		"\nt", $what);
+}
+
+my $id = prepare_one('p1');
+horizon_held($id, 'a prepared transaction holds the horizon');
+$node->restart;
+horizon_held($id, '... after a restart');
+ok(crash_backend($node), 'a SIGKILLed backend reinitialised shared memory');
+horizon_held($id, '... after a crash');
+$node->stop('immediate');
+$node->start;
+horizon_held($id, '... after an immediate shutdown');
+$node->safe_psql('postgres', "COMMIT PREPARED 'p1'");
+is($node->safe_psql('postgres', "SELECT pg_sleep(0.01); SELECT idgen_horizon() > $id"), "\nt",
+	'COMMIT PREPARED lets it pass');
+
+# The control: the file is what holds it.
+$id = prepare_one('p2');
+$node->stop;
+unlink($node->data_dir . '/idgen_horizon') or die $!;
+$node->start;
+is($node->safe_psql('postgres', "SELECT pg_sleep(0.01); SELECT idgen_horizon() > $id"), "\nt",
+	'control: without the idgen_horizon file the horizon passes the prepared transaction');
+$node->safe_psql('postgres', "ROLLBACK PREPARED 'p2'");
+
+# 3. Never backwards, even with the clock set back across a restart.
+my $before = $node->safe_psql('postgres', 'SELECT idgen_horizon()');
+$node->stop;
+$node->append_conf('postgresql.conf', 'idgen.clock_offset_ms = -3000');
+$node->start;
+cmp_ok($node->safe_psql('postgres', 'SELECT idgen_horizon()'), '>=', $before,
+	'the horizon does not go back across a restart with the clock 3 s behind');
+$node->safe_psql('postgres', "INSERT INTO outbox (body) VALUES ('after')");
+is($node->safe_psql('postgres', "SELECT count(*) FROM outbox WHERE body = 'after' AND id >= $before"),
+	'1', 'new IDs start at or above it');
+$node->append_conf('postgresql.conf', 'idgen.clock_offset_ms = 0');
+$node->restart;
+
+# 4. A standby refuses.
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('horizon_standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+$standby->start;
+my ($ret, $sout, $serr) = $standby->psql('postgres', 'SELECT idgen_horizon()');
+like($serr, qr/cannot compute the idgen horizon during recovery/, 'a standby refuses');
+like($serr, qr/HINT:  Call idgen_horizon\(\) on the primary/, 'and says where to call it');
+$standby->stop;
+$node->stop;
+done_testing();
