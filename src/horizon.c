@@ -165,9 +165,14 @@ horizon_load_file(void)
 			continue;
 		if (sscanf(line, "mark %lld", &a) == 1 && a >= 0)
 			hz->mark = Max(hz->mark, a);
-		else if (sscanf(line, "prepared %u %lld", &xid, &b) == 2 &&
-				 hz->nprepared < hz->max_prepared)
+		else if (sscanf(line, "prepared %u %lld", &xid, &b) == 2)
 		{
+			/* more than fit (max_prepared_transactions lowered): refuse */
+			if (hz->nprepared >= hz->max_prepared)
+			{
+				hz->broken = true;
+				break;
+			}
 			hz->prepared[hz->nprepared].xid = xid;
 			hz->prepared[hz->nprepared].ms = b;
 			hz->nprepared++;
@@ -205,13 +210,18 @@ horizon_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/* Writes the mark and the prepared entries: write, fsync, rename.  Under lock. */
+/*
+ * Writes the mark and the prepared entries: write, fsync, rename.  Under
+ * lock.  An unreadable file is left as it is, for whoever repairs it.
+ */
 static void
 horizon_write_file(int64 mark)
 {
 	StringInfoData buf;
 	int			fd;
 
+	if (hz->broken)
+		return;
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "# idgen horizon: mark in Unix ms; prepared transactions' xid and ms\n");
 	appendStringInfo(&buf, "mark %lld\n", (long long) mark);
@@ -373,7 +383,8 @@ horizon_require(void)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("idgen horizon file \"%s\" is unreadable", HORIZON_FILE),
 				 errdetail("It holds the prepared transactions that hold IDs; without it the horizon could pass them."),
-				 errhint("Restore the file, or, with no prepared transactions left, remove it and restart the server.")));
+				 errhint("Restore the file (or raise %s if it was lowered), or, with no prepared transactions left, remove it and restart the server.",
+						 "max_prepared_transactions")));
 }
 
 /* The horizon in Unix ms: every transaction whose IDs end below it has ended. */

@@ -8,6 +8,7 @@
 #   (SIGKILL) and an immediate shutdown; without the idgen_horizon file (the
 #   control) it does not;
 # - the horizon never goes back across a restart with the clock set back;
+# - a transaction in the shared worker id holds it;
 # - a standby refuses.
 use strict;
 use warnings;
@@ -86,6 +87,19 @@ is($node->safe_psql('postgres', "SELECT pg_sleep(0.01); SELECT idgen_horizon() >
 	'control: without the idgen_horizon file the horizon passes the prepared transaction');
 $node->safe_psql('postgres', "ROLLBACK PREPARED 'p2'");
 
+# An unreadable file is refused, not guessed at.
+$node->stop;
+open my $fh, '>', $node->data_dir . '/idgen_horizon' or die $!;
+print $fh "garbage\n";
+close $fh;
+$node->start;
+my ($gret, $gout, $gerr) = $node->psql('postgres', 'SELECT idgen_horizon()');
+like($gerr, qr/idgen horizon file "idgen_horizon" is unreadable/, 'an unreadable file is refused');
+is(slurp_file($node->data_dir . '/idgen_horizon'), "garbage\n", 'and left as it was');
+$node->stop;
+unlink($node->data_dir . '/idgen_horizon') or die $!;
+$node->start;
+
 # 3. Never backwards, even with the clock set back across a restart.
 my $before = $node->safe_psql('postgres', 'SELECT idgen_horizon()');
 $node->stop;
@@ -99,7 +113,27 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM outbox WHERE body = 'after
 $node->append_conf('postgresql.conf', 'idgen.clock_offset_ms = 0');
 $node->restart;
 
-# 4. A standby refuses.
+# 4. A backend in the shared worker id holds it too: with 9 node bits there
+# is one dedicated worker id, taken by the first session.
+$node->append_conf('postgresql.conf', 'idgen.node_bits = 9');
+$node->restart;
+my $first = $node->background_psql('postgres');
+$first->query_safe('SELECT idgen_next()');
+my $second = $node->background_psql('postgres');
+$second->query_safe('BEGIN');
+my $shared_id = $second->query_safe('SELECT idgen_next()');
+is($node->safe_psql('postgres', "SELECT (idgen_decode($shared_id)).worker_id"), '1',
+	'the second session generates in the shared worker id');
+horizon_held($shared_id, 'an open transaction in the shared worker id holds the horizon');
+$second->query_safe('COMMIT');
+is($node->safe_psql('postgres', "SELECT pg_sleep(0.01); SELECT idgen_horizon() > $shared_id"),
+	"\nt", '... until it commits');
+$first->quit;
+$second->quit;
+$node->append_conf('postgresql.conf', 'idgen.node_bits = 4');
+$node->restart;
+
+# 5. A standby refuses.
 $node->backup('b');
 my $standby = PostgreSQL::Test::Cluster->new('horizon_standby');
 $standby->init_from_backup($node, 'b', has_streaming => 1);
