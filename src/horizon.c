@@ -53,6 +53,7 @@
 #include "access/twophase.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xloginsert.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -76,6 +77,8 @@
 #define HORIZON_FILE		"idgen_horizon"
 #define HORIZON_TMP_FILE	"idgen_horizon.tmp"
 #define HORIZON_NONE		PG_UINT64_MAX
+/* hwm.c's WAL resource manager, which replays horizon records here */
+#define HORIZON_RMGR_ID		171
 /* The mark runs this far ahead of the floor: one file write per half of it. */
 #define HORIZON_STEP_MS		HWM_STEP_MS
 
@@ -265,13 +268,37 @@ horizon_prune_prepared(void)
 	hz->nprepared = kept;
 }
 
-/* At PREPARE, before its WAL record: the entry is durable first. */
+/* Adds an entry, or returns false when the table is full.  Under lock. */
+static bool
+horizon_add_prepared(TransactionId xid, int64 ms)
+{
+	for (int i = 0; i < hz->nprepared; i++)
+		if (hz->prepared[i].xid == xid)
+		{
+			hz->prepared[i].ms = Min(hz->prepared[i].ms, ms);
+			return true;
+		}
+	if (hz->nprepared >= hz->max_prepared)
+		return false;
+	hz->prepared[hz->nprepared].xid = xid;
+	hz->prepared[hz->nprepared].ms = ms;
+	hz->nprepared++;
+	return true;
+}
+
+/*
+ * At PREPARE, before its WAL record: the entry is durable in the file, and
+ * its WAL record precedes PREPARE's, so a standby that has the prepared
+ * transaction has the entry too.
+ */
 static void
 horizon_remember_prepared(TransactionId xid, int64 ms)
 {
+	HorizonPrepared rec = {xid, ms};
+
 	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
 	horizon_prune_prepared();
-	if (hz->nprepared >= hz->max_prepared)
+	if (!horizon_add_prepared(xid, ms))
 	{
 		LWLockRelease(hz->lock);
 		ereport(ERROR,
@@ -280,9 +307,36 @@ horizon_remember_prepared(TransactionId xid, int64 ms)
 				 errhint("Commit or roll back prepared transactions, or increase %s.",
 						 "max_prepared_transactions")));
 	}
-	hz->prepared[hz->nprepared].xid = xid;
-	hz->prepared[hz->nprepared].ms = ms;
-	hz->nprepared++;
+	horizon_write_file(hz->mark);
+	LWLockRelease(hz->lock);
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, sizeof(rec));
+	(void) XLogInsert(HORIZON_RMGR_ID, XLOG_IDGEN_HORIZON_PREPARED);
+}
+
+/*
+ * Replay of a prepared transaction's entry.  Entries of transactions that
+ * the replayed WAL has committed or aborted are dropped (the proc array
+ * does not track transactions outside hot standby); the file keeps the rest
+ * across a restart of the standby.  A full table makes the horizon refuse.
+ */
+void
+horizon_redo(XLogReaderState *record)
+{
+	HorizonPrepared rec;
+	int			kept = 0;
+
+	if (XLogRecGetDataLen(record) != sizeof(rec))
+		elog(PANIC, "idgen horizon redo: record length %u", (unsigned) XLogRecGetDataLen(record));
+	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < hz->nprepared; i++)
+		if (!TransactionIdDidCommit(hz->prepared[i].xid) &&
+			!TransactionIdDidAbort(hz->prepared[i].xid))
+			hz->prepared[kept++] = hz->prepared[i];
+	hz->nprepared = kept;
+	if (!horizon_add_prepared(rec.xid, rec.ms))
+		hz->broken = true;
 	horizon_write_file(hz->mark);
 	LWLockRelease(hz->lock);
 }

@@ -8,6 +8,14 @@
 #ifndef IDGEN_HORIZON_H
 #define IDGEN_HORIZON_H
 
+#include "access/xlogreader.h"
+
+/*
+ * A prepared transaction's entry, logged through hwm.c's resource manager
+ * (its other record is 0x10) so that standbys hold it after promotion.
+ */
+#define XLOG_IDGEN_HORIZON_PREPARED 0x20
+
 /*
  * The least clock reading (Unix ms) at which this transaction may take an ID
  * without a check: its horizon floor once it took one, PG_INT64_MAX before.
@@ -19,5 +27,6 @@ extern void horizon_shmem_request(void);
 extern void horizon_shmem_startup(void);
 
 extern int64 horizon_enter(int64 now);
+extern void horizon_redo(XLogReaderState *record);
 
 #endif							/* IDGEN_HORIZON_H */

@@ -77,6 +77,7 @@
 
 #include "clock.h"
 #include "compat.h"
+#include "horizon.h"
 #include "hwm.h"
 #include "layout.h"
 
@@ -693,6 +694,11 @@ hwm_redo(XLogReaderState *record)
 	HwmEntry   *e;
 	int64		marks[HWM_MAX_ENTRIES];
 
+	if (info == XLOG_IDGEN_HORIZON_PREPARED)
+	{
+		horizon_redo(record);
+		return;
+	}
 	if (info != XLOG_IDGEN_MARK || XLogRecGetDataLen(record) != SizeOfIdgenMark)
 		elog(PANIC, "idgen_redo: unknown op code %u or length %u", info,
 			 (unsigned) XLogRecGetDataLen(record));
@@ -739,7 +745,10 @@ hwm_desc(StringInfo buf, XLogReaderState *record)
 static const char *
 hwm_identify(uint8 info)
 {
-	return (info & ~XLR_INFO_MASK) == XLOG_IDGEN_MARK ? "MARK" : NULL;
+	info &= ~XLR_INFO_MASK;
+	if (info == XLOG_IDGEN_HORIZON_PREPARED)
+		return "HORIZON_PREPARED";
+	return info == XLOG_IDGEN_MARK ? "MARK" : NULL;
 }
 
 static RmgrData hwm_rmgr = {

@@ -9,7 +9,8 @@
 #   control) it does not;
 # - the horizon never goes back across a restart with the clock set back;
 # - a transaction in the shared worker id holds it;
-# - a standby refuses.
+# - a standby refuses, and once promoted holds a prepared transaction it
+#   learnt of from WAL.
 use strict;
 use warnings;
 use FindBin;
@@ -141,6 +142,19 @@ $standby->start;
 my ($ret, $sout, $serr) = $standby->psql('postgres', 'SELECT idgen_horizon()');
 like($serr, qr/cannot compute the idgen horizon during recovery/, 'a standby refuses');
 like($serr, qr/HINT:  Call idgen_horizon\(\) on the primary/, 'and says where to call it');
+
+# A prepared transaction reaches the standby in WAL, and holds the horizon
+# once the standby is promoted.
+$id = prepare_one('p3');
+$node->wait_for_catchup($standby);
+like(slurp_file($standby->data_dir . '/idgen_horizon'), qr/^prepared \d+ \d+$/m,
+	'the standby keeps the prepared transaction in its idgen_horizon file');
+$node->stop('immediate');
+$standby->promote;
+is($standby->safe_psql('postgres', "SELECT pg_sleep(0.01); SELECT idgen_horizon() <= $id"), "\nt",
+	'the promoted standby holds the horizon for the prepared transaction');
+$standby->safe_psql('postgres', "COMMIT PREPARED 'p3'");
+is($standby->safe_psql('postgres', "SELECT pg_sleep(0.01); SELECT idgen_horizon() > $id"), "\nt",
+	'... until it is committed there');
 $standby->stop;
-$node->stop;
 done_testing();
