@@ -331,9 +331,15 @@ horizon_redo(XLogReaderState *record)
 	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
 	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < hz->nprepared; i++)
-		if (!TransactionIdDidCommit(hz->prepared[i].xid) &&
-			!TransactionIdDidAbort(hz->prepared[i].xid))
-			hz->prepared[kept++] = hz->prepared[i];
+	{
+		TransactionId xid = hz->prepared[i].xid;
+
+		/* Older than the clog kept: ended (an open one would hold it back). */
+		if (TransactionIdPrecedes(xid, idgen_oldest_xid()) ||
+			TransactionIdDidCommit(xid) || TransactionIdDidAbort(xid))
+			continue;
+		hz->prepared[kept++] = hz->prepared[i];
+	}
 	hz->nprepared = kept;
 	if (!horizon_add_prepared(rec.xid, rec.ms))
 		hz->broken = true;
