@@ -92,8 +92,10 @@ def poller(horizon_seen, max_seen, clock_seen):
             max_cursor = rows[-1]
         if last:
             break
-        final = writers_done.is_set()  # one more round after the writers are gone
-        time.sleep(0.02)
+        # one more round after the writers are gone, once the clock has passed
+        # any ID they borrowed ahead of it (idgen.max_lead_ms, 1 s)
+        final = writers_done.is_set()
+        time.sleep(1.1 if final else 0.02)
     ch.close()
     cm.close()
     cc.close()
