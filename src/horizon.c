@@ -21,8 +21,9 @@
  *	- floor (F): raised by every horizon call to its clock reading, never
  *	  lowered; a transaction's steps are never given less than F as it was
  *	  after its first ID (horizon_enter, step_horizon in step.c).
- *	- prepared: (xid, Q) of prepared transactions, in a file kept durable
- *	  before PREPARE is written, so restarts and crashes keep it.
+ *	- prepared: (xid, Q) of prepared transactions, made durable in a file
+ *	  and logged in WAL before PREPARE's own record, so restarts, crashes
+ *	  and promoted standbys keep them.
  *	- mark: F never passes it, and it is durable in the same file, so the
  *	  floor restarts at or above every horizon returned before.
  *
