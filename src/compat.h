@@ -40,6 +40,14 @@
 #define idgen_backend_number() ((int) MyBackendId)
 #endif
 
+/* PG 17 renamed ShmemVariableCache to TransamVariables. */
+#include "access/transam.h"
+#if PG_VERSION_NUM >= 170000
+#define idgen_oldest_xid() (TransamVariables->oldestXid)
+#else
+#define idgen_oldest_xid() (ShmemVariableCache->oldestXid)
+#endif
+
 /* PG 16 added soft input errors; before it they are plain errors. */
 #if PG_VERSION_NUM < 160000
 #define ereturn(context, dummy_value, ...) ereport(ERROR, __VA_ARGS__)

@@ -83,6 +83,7 @@
 
 #include "clock.h"
 #include "compat.h"
+#include "horizon.h"
 #include "hwm.h"
 #include "layout.h"
 
@@ -816,6 +817,11 @@ hwm_redo(XLogReaderState *record)
 	HwmEntry   *e;
 	int64		marks[HWM_MAX_ENTRIES];
 
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_IDGEN_HORIZON_PREPARED)
+	{
+		horizon_redo(record);
+		return;
+	}
 	if (!hwm_read_record(record, &rec))
 		elog(PANIC, "idgen_redo: unknown op code %u or length %u",
 			 XLogRecGetInfo(record) & ~XLR_INFO_MASK, (unsigned) XLogRecGetDataLen(record));
@@ -865,6 +871,8 @@ hwm_identify(uint8 info)
 		case XLOG_IDGEN_MARK:
 		case XLOG_IDGEN_MARK_NODE:	/* the same mark, of one node id */
 			return "MARK";
+		case XLOG_IDGEN_HORIZON_PREPARED:
+			return "HORIZON_PREPARED";
 	}
 	return NULL;
 }

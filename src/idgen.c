@@ -13,6 +13,7 @@
 
 #include "clone.h"
 #include "compat.h"
+#include "horizon.h"
 #include "hwm.h"
 #include "idgen.h"
 #include "layout.h"
@@ -34,6 +35,7 @@ idgen_shmem_request(void)
 	registry_shmem_request();
 	hwm_shmem_request();
 	clone_shmem_request();
+	horizon_shmem_request();
 }
 
 static void
@@ -44,6 +46,7 @@ idgen_shmem_startup(void)
 	registry_shmem_startup();
 	hwm_shmem_startup();
 	clone_shmem_startup();
+	horizon_shmem_startup();
 }
 
 void

@@ -215,3 +215,18 @@ step_wait(const GenPlan *plan, const GenWait *wait)
 		step_sleep_until(plan, wait->until_ms);
 }
 
+
+/*
+ * The transaction's first ID publishes it (horizon.c); its IDs must then end
+ * at or after its horizon floor Q.  A step given a reading below Q (a floor
+ * ahead of this clock, a clock stepped back) first moves st to the tick
+ * holding Q, unless st is there already.
+ */
+void
+step_horizon(GenState *st, const GenPlan *plan, int64 now)
+{
+	int64		q = horizon_enter(now);
+
+	if (now < q)
+		step_skip_past(st, plan, step_tick_start(plan, q) - plan->tick_ms);
+}

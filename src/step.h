@@ -23,6 +23,7 @@
 #define IDGEN_STEP_H
 
 #include "clock.h"
+#include "horizon.h"
 #include "hwm.h"
 #include "layout.h"
 #include "settings.h"
@@ -82,6 +83,7 @@ extern void step_apply_floor(GenState *st, const GenPlan *plan, int64 floor);
 extern void step_clock_behind(GenState *st, const GenPlan *plan, int64 now);
 extern bool step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n);
 extern void step_wait(const GenPlan *plan, const GenWait *wait);
+extern void step_horizon(GenState *st, const GenPlan *plan, int64 now);
 
 /* The start of the tick holding ms; ms before the epoch is left alone. */
 static inline int64
@@ -105,6 +107,9 @@ static pg_attribute_always_inline bool
 step_try(GenState *st, const GenPlan *plan, int64 now, int64 n,
 				   int64 *id, GenWait *wait)
 {
+	/* The transaction's first ID, or a clock below its horizon floor. */
+	if (unlikely(now < horizon_xact_ms))
+		step_horizon(st, plan, now);
 	if (likely(now >= st->clock_high))
 	{
 		st->clock_high = now;

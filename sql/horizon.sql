@@ -1,0 +1,55 @@
+-- idgen_horizon(): every transaction that took or will take an ID below it
+-- has ended; it follows the clock and never goes back.
+SET TimeZone = 'UTC';
+
+-- an idle server's horizon is the clock's millisecond, with every field
+-- below time zero
+SELECT d.ts BETWEEN clock_timestamp() - interval '2 seconds' AND clock_timestamp() AS follows_clock,
+       d.worker_id = 0 AND d.sequence = 0 AS tick_start
+FROM idgen_decode(idgen_horizon()) d;
+
+-- it moves forward with nothing written, and never backwards
+SELECT idgen_horizon() AS h1 \gset
+SELECT pg_sleep(0.02);
+SELECT idgen_horizon() > :h1 AS moved_on;
+SELECT bool_and(h >= lag) AS never_back
+FROM (SELECT h, lag(h, 1, 0::bigint) OVER (ORDER BY n) AS lag
+      FROM (SELECT n, idgen_horizon() AS h FROM generate_series(1, 1000) n) s) t;
+
+-- an open transaction that took an ID holds it at or below that ID ...
+BEGIN;
+SELECT idgen_next() AS id \gset
+SELECT pg_sleep(0.02);
+SELECT idgen_horizon() <= :id AS held_by_own_transaction;
+-- ... also after a savepoint that took the ID was rolled back
+SAVEPOINT s;
+SELECT idgen_next() AS id2 \gset
+ROLLBACK TO SAVEPOINT s;
+SELECT idgen_horizon() <= :id AS held_after_rollback_to_savepoint;
+COMMIT;
+-- ... and passes it once the transaction ended and the clock passed the ID
+-- (an earlier test may have left this worker id borrowing ahead of the clock)
+SELECT pg_sleep(0.02 + greatest(0, extract(epoch FROM (idgen_decode(:id)).ts - clock_timestamp())));
+SELECT idgen_horizon() > :id AS passed_after_commit;
+
+-- a rolled back transaction lets it go too
+BEGIN;
+SELECT idgen_next_block(10) AS id \gset
+SELECT idgen_horizon() <= :id AS held_by_block;
+ROLLBACK;
+SELECT pg_sleep(0.02 + greatest(0, extract(epoch FROM (idgen_decode(:id)).ts - clock_timestamp())));
+SELECT idgen_horizon() > :id + 9 AS passed_after_rollback;
+
+-- in other layouts: the smallest ID of the tick holding the same time
+SELECT (idgen_decode(idgen_horizon('twitter'), 'twitter')).ts
+       BETWEEN clock_timestamp() - interval '2 seconds' AND clock_timestamp() AS twitter_follows_clock;
+SELECT idgen_horizon('idgen') % (1 << 22) = 0 AS default_layout_by_name;
+SELECT idgen_horizon(NULL) IS NULL AS strict;
+SELECT idgen_horizon('no_such_layout');
+
+-- PUBLIC may call it: it reveals only time
+CREATE ROLE idgen_poller LOGIN;
+SET ROLE idgen_poller;
+SELECT idgen_horizon() > 0 AS public_may_call;
+RESET ROLE;
+DROP ROLE idgen_poller;

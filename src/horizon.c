@@ -1,0 +1,518 @@
+/*
+ * horizon.c
+ *		idgen_horizon(): a gap-free cursor for outbox pollers.
+ *
+ * IDs are handed out in order but committed out of order, so a poller that
+ * moves its cursor to the largest ID it read skips a transaction that took
+ * a smaller ID and commits later.  idgen_horizon() returns H such that every
+ * transaction that got, or will get, an ID below H from this server has
+ * ended by the time the call returns; reading [cursor, H) in a later
+ * statement then sees every committed row exactly once.
+ *
+ * Times are Unix ms.  An ID lies below the horizon of its layout (the
+ * smallest ID of the tick holding H) exactly when its tick's last
+ * millisecond is below H.  step_try() makes an ID whose tick ends at or
+ * after the clock reading it was given, so a transaction whose every step
+ * was given a reading of at least Q takes no ID whose tick ends below Q.
+ *
+ * Shared state:
+ *	- oldest[b]: the clock reading at backend b's transaction's first ID
+ *	  (P), or HORIZON_NONE.  Written only by b, read by the horizon.
+ *	- floor (F): raised by every horizon call to its clock reading, never
+ *	  lowered; a transaction's steps are never given less than F as it was
+ *	  after its first ID (horizon_enter, step_horizon in step.c).
+ *	- prepared: (xid, Q) of prepared transactions, made durable in a file
+ *	  and logged in WAL before PREPARE's own record, so restarts, crashes
+ *	  and promoted standbys keep them.
+ *	- mark: F never passes it, and it is durable in the same file, so the
+ *	  floor restarts at or above every horizon returned before.
+ *
+ * Why no transaction is missed (Dekker): a transaction's first ID stores P
+ * in oldest[b], then a full barrier, then reads F into Q = max(P, F); a
+ * horizon stores F (a compare-and-exchange, a full barrier), then reads
+ * every oldest[].  One of the two reads sees the other's store.  If the
+ * horizon saw P, H <= P <= Q; if the transaction saw the horizon's F, H <= F
+ * <= Q.  Either way every ID of the transaction ends at or after Q >= H.
+ * oldest[b] is cleared after the transaction has left the proc array
+ * (XACT_EVENT_COMMIT and _ABORT come after ProcArrayEndTransaction), with a
+ * barrier first, so a horizon that sees it cleared also sees it ended.  A
+ * prepared transaction's entry is in place, under the lock, before oldest[b]
+ * is cleared, and the horizon reads oldest[] before the entries.  An entry
+ * lives until its xid is no longer in progress.  A horizon once returned
+ * stays true (F is at or above it forever, and across restarts through the
+ * mark), so returning the largest value computed so far keeps it monotonic.
+ *
+ * Locking: lock guards prepared, nprepared, mark and the file.  floor,
+ * returned and oldest[] are atomics, read and written without it.
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "access/transam.h"
+#include "access/twophase.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "access/xloginsert.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/procarray.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+
+#include "catalog.h"
+#include "clock.h"
+#include "compat.h"
+#include "horizon.h"
+#include "hwm.h"
+#include "layout.h"
+#include "registry.h"
+#include "settings.h"
+
+#define HORIZON_FILE		"idgen_horizon"
+#define HORIZON_TMP_FILE	"idgen_horizon.tmp"
+#define HORIZON_NONE		PG_UINT64_MAX
+/* hwm.c's WAL resource manager, which replays horizon records here */
+#define HORIZON_RMGR_ID		171
+/* The mark runs this far ahead of the floor: one file write per half of it. */
+#define HORIZON_STEP_MS		HWM_STEP_MS
+
+typedef struct HorizonPrepared
+{
+	TransactionId xid;
+	int64		ms;				/* Q: every ID of it ends at or after this */
+} HorizonPrepared;
+
+typedef struct HorizonShared
+{
+	LWLock	   *lock;
+	pg_atomic_uint64 floor;
+	pg_atomic_uint64 returned;	/* the largest horizon returned this run */
+	int64		mark;			/* durable; floor stays below it */
+	bool		broken;			/* the file could not be read */
+	int			nbackends;
+	int			max_prepared;
+	int			nprepared;
+	HorizonPrepared *prepared;	/* [max_prepared], after oldest[] */
+	pg_atomic_uint64 oldest[FLEXIBLE_ARRAY_MEMBER];
+} HorizonShared;
+
+int64		horizon_xact_ms = PG_INT64_MAX;
+
+static HorizonShared *hz = NULL;
+static pg_atomic_uint64 *my_oldest = NULL;
+
+PG_FUNCTION_INFO_V1(idgen_horizon);
+PG_FUNCTION_INFO_V1(idgen_horizon_layout);
+
+static int
+horizon_nbackends(void)
+{
+	return MaxBackends + 1;		/* backend ids count from 1 before PG 17 */
+}
+
+static int
+horizon_max_prepared(void)
+{
+	return max_prepared_xacts + 8;	/* room for PREPAREs that will fail */
+}
+
+static Size
+horizon_prepared_offset(void)
+{
+	return MAXALIGN(add_size(offsetof(HorizonShared, oldest),
+							 mul_size(horizon_nbackends(), sizeof(pg_atomic_uint64))));
+}
+
+Size
+horizon_shmem_size(void)
+{
+	return add_size(horizon_prepared_offset(),
+					mul_size(horizon_max_prepared(), sizeof(HorizonPrepared)));
+}
+
+void
+horizon_shmem_request(void)
+{
+	RequestAddinShmemSpace(horizon_shmem_size());
+	RequestNamedLWLockTranche("idgen horizon", 1);
+}
+
+/*
+ * Reads the file: "mark <ms>" and "prepared <xid> <ms>" lines.  A file that
+ * cannot be read leaves the horizon refusing: guessing could skip rows.
+ */
+static void
+horizon_load_file(void)
+{
+	FILE	   *f = AllocateFile(HORIZON_FILE, "r");
+	char		line[128];
+
+	if (f == NULL)
+	{
+		hz->broken = errno != ENOENT;
+		return;
+	}
+	while (fgets(line, sizeof(line), f) != NULL)
+	{
+		long long	a,
+					b;
+		unsigned int xid;
+
+		if (line[0] == '#')
+			continue;
+		if (sscanf(line, "mark %lld", &a) == 1 && a >= 0)
+			hz->mark = Max(hz->mark, a);
+		else if (sscanf(line, "prepared %u %lld", &xid, &b) == 2)
+		{
+			/* more than fit (max_prepared_transactions lowered): refuse */
+			if (hz->nprepared >= hz->max_prepared)
+			{
+				hz->broken = true;
+				break;
+			}
+			hz->prepared[hz->nprepared].xid = xid;
+			hz->prepared[hz->nprepared].ms = b;
+			hz->nprepared++;
+		}
+		else
+			hz->broken = true;
+	}
+	if (ferror(f))
+		hz->broken = true;
+	FreeFile(f);
+}
+
+/* Runs in the postmaster at startup and after every crash reinitialisation. */
+void
+horizon_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	hz = ShmemInitStruct("idgen horizon", horizon_shmem_size(), &found);
+	if (!found)
+	{
+		memset(hz, 0, offsetof(HorizonShared, oldest));
+		hz->lock = &(GetNamedLWLockTranche("idgen horizon"))[0].lock;
+		hz->nbackends = horizon_nbackends();
+		hz->max_prepared = horizon_max_prepared();
+		hz->prepared = (HorizonPrepared *) ((char *) hz + horizon_prepared_offset());
+		for (int i = 0; i < hz->nbackends; i++)
+			pg_atomic_init_u64(&hz->oldest[i], HORIZON_NONE);
+		horizon_load_file();
+		/* Every horizon returned before is at or below the mark. */
+		pg_atomic_init_u64(&hz->floor, (uint64) hz->mark);
+		pg_atomic_init_u64(&hz->returned, 0);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * Writes the mark and the prepared entries: write, fsync, rename.  Under
+ * lock.  An unreadable file is left as it is, for whoever repairs it.
+ */
+static void
+horizon_write_file(int64 mark)
+{
+	StringInfoData buf;
+	int			fd;
+
+	if (hz->broken)
+		return;
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "# idgen horizon: mark in Unix ms; prepared transactions' xid and ms\n");
+	appendStringInfo(&buf, "mark %lld\n", (long long) mark);
+	for (int i = 0; i < hz->nprepared; i++)
+		appendStringInfo(&buf, "prepared %u %lld\n", hz->prepared[i].xid,
+						 (long long) hz->prepared[i].ms);
+	fd = OpenTransientFile(HORIZON_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", HORIZON_TMP_FILE)));
+	errno = 0;
+	if (write(fd, buf.data, buf.len) != buf.len || pg_fsync(fd) != 0)
+	{
+		int			save_errno = errno ? errno : ENOSPC;
+
+		CloseTransientFile(fd);
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", HORIZON_TMP_FILE)));
+	}
+	if (CloseTransientFile(fd) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", HORIZON_TMP_FILE)));
+	(void) durable_rename(HORIZON_TMP_FILE, HORIZON_FILE, ERROR);
+	hz->mark = mark;
+	pfree(buf.data);
+}
+
+/* Drops entries of transactions that have ended.  Under lock. */
+static void
+horizon_prune_prepared(void)
+{
+	int			kept = 0;
+
+	for (int i = 0; i < hz->nprepared; i++)
+		if (TransactionIdIsInProgress(hz->prepared[i].xid))
+			hz->prepared[kept++] = hz->prepared[i];
+	hz->nprepared = kept;
+}
+
+/* Adds an entry, or returns false when the table is full.  Under lock. */
+static bool
+horizon_add_prepared(TransactionId xid, int64 ms)
+{
+	for (int i = 0; i < hz->nprepared; i++)
+		if (hz->prepared[i].xid == xid)
+		{
+			hz->prepared[i].ms = Min(hz->prepared[i].ms, ms);
+			return true;
+		}
+	if (hz->nprepared >= hz->max_prepared)
+		return false;
+	hz->prepared[hz->nprepared].xid = xid;
+	hz->prepared[hz->nprepared].ms = ms;
+	hz->nprepared++;
+	return true;
+}
+
+/*
+ * At PREPARE, before its WAL record: the entry is durable in the file, and
+ * its WAL record precedes PREPARE's, so a standby that has the prepared
+ * transaction has the entry too.
+ */
+static void
+horizon_remember_prepared(TransactionId xid, int64 ms)
+{
+	HorizonPrepared rec = {xid, ms};
+
+	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
+	horizon_prune_prepared();
+	if (!horizon_add_prepared(xid, ms))
+	{
+		LWLockRelease(hz->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many prepared transactions hold idgen IDs"),
+				 errhint("Commit or roll back prepared transactions, or increase %s.",
+						 "max_prepared_transactions")));
+	}
+	horizon_write_file(hz->mark);
+	LWLockRelease(hz->lock);
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, sizeof(rec));
+	(void) XLogInsert(HORIZON_RMGR_ID, XLOG_IDGEN_HORIZON_PREPARED);
+}
+
+/*
+ * Replay of a prepared transaction's entry.  Entries of transactions that
+ * the replayed WAL has committed or aborted are dropped (the proc array
+ * does not track transactions outside hot standby); the file keeps the rest
+ * across a restart of the standby.  A full table makes the horizon refuse.
+ */
+void
+horizon_redo(XLogReaderState *record)
+{
+	HorizonPrepared rec;
+	int			kept = 0;
+
+	if (XLogRecGetDataLen(record) != sizeof(rec))
+		elog(PANIC, "idgen horizon redo: record length %u", (unsigned) XLogRecGetDataLen(record));
+	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
+	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < hz->nprepared; i++)
+	{
+		TransactionId xid = hz->prepared[i].xid;
+
+		/* Older than the clog kept: ended (an open one would hold it back). */
+		if (TransactionIdPrecedes(xid, idgen_oldest_xid()) ||
+			TransactionIdDidCommit(xid) || TransactionIdDidAbort(xid))
+			continue;
+		hz->prepared[kept++] = hz->prepared[i];
+	}
+	hz->nprepared = kept;
+	if (!horizon_add_prepared(rec.xid, rec.ms))
+		hz->broken = true;
+	horizon_write_file(hz->mark);
+	LWLockRelease(hz->lock);
+}
+
+/* The transaction has ended (or become a prepared one): it holds nothing now. */
+static void
+horizon_leave(void)
+{
+	pg_memory_barrier();
+	pg_atomic_write_u64(my_oldest, HORIZON_NONE);
+	horizon_xact_ms = PG_INT64_MAX;
+}
+
+static void
+horizon_xact_callback(XactEvent event, void *arg)
+{
+	if (horizon_xact_ms == PG_INT64_MAX)
+		return;
+	switch (event)
+	{
+		case XACT_EVENT_PRE_PREPARE:
+			horizon_remember_prepared(GetTopTransactionId(), horizon_xact_ms);
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			horizon_leave();
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+horizon_backend_exit(int code, Datum arg)
+{
+	if (my_oldest != NULL)
+		pg_atomic_write_u64(my_oldest, HORIZON_NONE);
+}
+
+static void
+horizon_attach(void)
+{
+	int			index = idgen_backend_number();
+
+	if (index < 0 || index >= hz->nbackends)
+		elog(ERROR, "idgen: backend number %d out of range", index);
+	RegisterXactCallback(horizon_xact_callback, NULL);
+	on_shmem_exit(horizon_backend_exit, (Datum) 0);
+	my_oldest = &hz->oldest[index];
+}
+
+/*
+ * The transaction's first ID, about to be made from clock reading now:
+ * publish now, then read the floor.  Returns Q, the least reading its steps
+ * may be given; the caller moves the state past Q when now is below it.
+ * Later calls return Q at once.
+ */
+int64
+horizon_enter(int64 now)
+{
+	int64		floor;
+
+	if (horizon_xact_ms != PG_INT64_MAX)
+		return horizon_xact_ms;
+	if (my_oldest == NULL)
+		horizon_attach();
+	now = Max(now, 0);
+	pg_atomic_write_u64(my_oldest, (uint64) now);
+	pg_memory_barrier();
+	floor = (int64) pg_atomic_read_u64(&hz->floor);
+	horizon_xact_ms = Max(now, floor);
+	return horizon_xact_ms;
+}
+
+/* The floor's mark must stay ahead of it, durably.  Under lock. */
+static void
+horizon_keep_mark(int64 floor)
+{
+	if (floor + HORIZON_STEP_MS / 2 >= hz->mark)
+		horizon_write_file(floor + HORIZON_STEP_MS);
+}
+
+static void
+horizon_require(void)
+{
+	registry_require();
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot compute the idgen horizon during recovery"),
+				 errdetail("A standby cannot see which transactions on the primary still hold IDs."),
+				 errhint("Call idgen_horizon() on the primary.")));
+	if (hz->broken)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("idgen horizon file \"%s\" is unreadable", HORIZON_FILE),
+				 errdetail("It holds the prepared transactions that hold IDs; without it the horizon could pass them."),
+				 errhint("Restore the file (or raise %s if it was lowered), or, with no prepared transactions left, remove it and restart the server.",
+						 "max_prepared_transactions")));
+}
+
+/* The horizon in Unix ms: every transaction whose IDs end below it has ended. */
+static int64
+horizon_compute(void)
+{
+	int64		now = clock_now_ms();
+	uint64		floor = pg_atomic_read_u64(&hz->floor);
+	uint64		h;
+	uint64		returned;
+
+	horizon_require();
+	/* Always a store, even of the same value: the Dekker pair needs one. */
+	while (!pg_atomic_compare_exchange_u64(&hz->floor, &floor, Max(floor, (uint64) Max(now, 0))))
+		;
+	floor = Max(floor, (uint64) Max(now, 0));
+	pg_memory_barrier();
+	h = floor;
+	for (int i = 0; i < hz->nbackends; i++)
+		h = Min(h, pg_atomic_read_u64(&hz->oldest[i]));
+	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
+	horizon_prune_prepared();
+	for (int i = 0; i < hz->nprepared; i++)
+		h = Min(h, (uint64) hz->prepared[i].ms);
+	horizon_keep_mark((int64) floor);
+	LWLockRelease(hz->lock);
+
+	returned = pg_atomic_read_u64(&hz->returned);
+	while (returned < h &&
+		   !pg_atomic_compare_exchange_u64(&hz->returned, &returned, h))
+		;
+	return (int64) Max(h, returned);
+}
+
+/* The smallest ID of the tick holding ms: IDs below it end before ms. */
+static int64
+horizon_id(const IdgenLayout *layout, int64 ms)
+{
+	IdgenFields fields = {0};
+
+	if (ms <= layout->epoch_ms)
+		return 0;
+	if (ms > layout_last_ms(layout))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("time field of idgen layout \"%s\" is exhausted", layout->name),
+				 errhint("Move to a layout with a later end.")));
+	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / layout->tick_ms;
+	return layout_pack(layout, &fields);
+}
+
+Datum
+idgen_horizon(PG_FUNCTION_ARGS)
+{
+	registry_require();
+	settings_require_layout();
+	PG_RETURN_INT64(horizon_id(layout_default(), horizon_compute()));
+}
+
+Datum
+idgen_horizon_layout(PG_FUNCTION_ARGS)
+{
+	const IdgenLayout *layout;
+
+	registry_require();
+	layout = catalog_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	if (layout == layout_default())
+		settings_require_layout();
+	PG_RETURN_INT64(horizon_id(layout, horizon_compute()));
+}

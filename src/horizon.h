@@ -1,0 +1,32 @@
+/*
+ * horizon.h
+ *		idgen_horizon(): an ID below which every transaction that took, or
+ *		will take, an ID from this server has ended.  The one hook into
+ *		generation is in step_try(): a compare per call with a backend-local
+ *		value, which is PG_INT64_MAX until the transaction's first ID.
+ */
+#ifndef IDGEN_HORIZON_H
+#define IDGEN_HORIZON_H
+
+#include "access/xlogreader.h"
+
+/*
+ * A prepared transaction's entry, logged through hwm.c's resource manager
+ * (its other record is 0x10) so that standbys hold it after promotion.
+ */
+#define XLOG_IDGEN_HORIZON_PREPARED 0x30
+
+/*
+ * The least clock reading (Unix ms) at which this transaction may take an ID
+ * without a check: its horizon floor once it took one, PG_INT64_MAX before.
+ */
+extern int64 horizon_xact_ms;
+
+extern Size horizon_shmem_size(void);
+extern void horizon_shmem_request(void);
+extern void horizon_shmem_startup(void);
+
+extern int64 horizon_enter(int64 now);
+extern void horizon_redo(XLogReaderState *record);
+
+#endif							/* IDGEN_HORIZON_H */

@@ -1,0 +1,166 @@
+# idgen_horizon() with real clients, restarts, crashes and a standby:
+# - concurrent psycopg2 writers commit and roll back transactions of random
+#   length while a poller follows the outbox with the horizon protocol: it
+#   reads every committed row exactly once and nothing uncommitted; the same
+#   run's controls, a cursor moved to the largest ID read and the clock in
+#   place of the horizon, miss rows;
+# - a prepared transaction holds the horizon across a restart, a crash
+#   (SIGKILL) and an immediate shutdown; without the idgen_horizon file (the
+#   control) it does not;
+# - the horizon never goes back across a restart with the clock set back;
+# - a transaction in the shared worker id holds it;
+# - a standby refuses, and once promoted holds a prepared transaction it
+#   learnt of from WAL.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $python = '/usr/bin/python3';
+my ($out, $err) = ('', '');
+plan skip_all => 'psycopg2 is not installed (Debian package python3-psycopg2)'
+  unless eval { IPC::Run::run([ $python, '-c', 'import psycopg2' ], '>', \$out, '2>', \$err) };
+
+my $node = idgen_node('horizon', qq(
+idgen.node_id = 6
+max_prepared_transactions = 5
+restart_after_crash = on
+), allows_streaming => 1);
+$node->safe_psql('postgres',
+	'CREATE TABLE outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), body text)');
+
+# 1. Writers and pollers.
+my $dsn = conninfo($node);
+IPC::Run::run([ $python, "$FindBin::RealBin/../test/outbox/workload.py", $dsn, '8', '4' ],
+	'>', \$out, '2>', \$err) or die "workload failed: $err";
+note "workload: $out";
+my %r = $out =~ /(\w+)=(\d+)/g;
+is($r{errors}, 0, 'the writers ran without errors') or diag $err;
+cmp_ok($r{committed}, '>', 100, 'the writers committed rows');
+cmp_ok($r{early}, '>', 0, 'some took their ID before writing');
+is($r{horizon_missed}, 0, 'horizon protocol: every committed row was read');
+is($r{horizon_read}, $r{horizon_distinct}, 'horizon protocol: no row was read twice');
+is($r{horizon_uncommitted}, 0, 'horizon protocol: nothing uncommitted was read');
+cmp_ok($r{max_missed}, '>', 0, 'control: a cursor at the largest ID read misses rows');
+cmp_ok($r{clock_missed}, '>', 0, 'control: the clock in place of the horizon misses rows');
+
+# 2. A prepared transaction holds the horizon across restarts and crashes.
+sub prepare_one
+{
+	my ($gid) = @_;
+	return $node->safe_psql('postgres', qq(
+		BEGIN;
+		INSERT INTO outbox (body) VALUES ('$gid') RETURNING id;
+		PREPARE TRANSACTION '$gid';));
+}
+
+# The horizon follows the clock, so it passes an ID once its transaction
+# ended and the clock passed the ID (which may borrow ahead after a restart).
+sub horizon_passes
+{
+	my ($n, $id, $what) = @_;
+	is($n->safe_psql('postgres', qq(
+		SELECT pg_sleep(0.01 + greatest(0, extract(epoch FROM (idgen_decode($id)).ts - clock_timestamp())));
+		SELECT idgen_horizon() > $id)), "\nt", $what);
+}
+
+sub horizon_held
+{
+	my ($id, $what) = @_;
+	is($node->safe_psql('postgres', "SELECT pg_sleep(0.01); SELECT idgen_horizon() <= $id"),
+		"\nt", $what);
+}
+
+my $id = prepare_one('p1');
+horizon_held($id, 'a prepared transaction holds the horizon');
+$node->restart;
+horizon_held($id, '... after a restart');
+ok(crash_backend($node), 'a SIGKILLed backend reinitialised shared memory');
+horizon_held($id, '... after a crash');
+$node->stop('immediate');
+$node->start;
+horizon_held($id, '... after an immediate shutdown');
+$node->safe_psql('postgres', "COMMIT PREPARED 'p1'");
+horizon_passes($node, $id, 'COMMIT PREPARED lets it pass');
+
+# The control: the file is what holds it.
+$id = prepare_one('p2');
+$node->stop;
+unlink($node->data_dir . '/idgen_horizon') or die $!;
+$node->start;
+horizon_passes($node, $id, 'control: without the idgen_horizon file the horizon passes the prepared transaction');
+$node->safe_psql('postgres', "ROLLBACK PREPARED 'p2'");
+
+# An unreadable file is refused, not guessed at.
+$node->stop;
+open my $fh, '>', $node->data_dir . '/idgen_horizon' or die $!;
+print $fh "garbage\n";
+close $fh;
+$node->start;
+my ($gret, $gout, $gerr) = $node->psql('postgres', 'SELECT idgen_horizon()');
+like($gerr, qr/idgen horizon file "idgen_horizon" is unreadable/, 'an unreadable file is refused');
+is(slurp_file($node->data_dir . '/idgen_horizon'), "garbage\n", 'and left as it was');
+$node->stop;
+unlink($node->data_dir . '/idgen_horizon') or die $!;
+$node->start;
+
+# 3. Never backwards, even with the clock set back across a restart.
+my $before = $node->safe_psql('postgres', 'SELECT idgen_horizon()');
+$node->stop;
+$node->append_conf('postgresql.conf', 'idgen.clock_offset_ms = -3000');
+$node->start;
+cmp_ok($node->safe_psql('postgres', 'SELECT idgen_horizon()'), '>=', $before,
+	'the horizon does not go back across a restart with the clock 3 s behind');
+$node->safe_psql('postgres', "INSERT INTO outbox (body) VALUES ('after')");
+is($node->safe_psql('postgres', "SELECT count(*) FROM outbox WHERE body = 'after' AND id >= $before"),
+	'1', 'new IDs start at or above it');
+$node->append_conf('postgresql.conf', 'idgen.clock_offset_ms = 0');
+$node->restart;
+
+# 4. A backend in the shared worker id holds it too: with 9 node bits there
+# is one dedicated worker id, taken by the first session.
+$node->append_conf('postgresql.conf', 'idgen.node_bits = 9');
+$node->restart;
+my $first = $node->background_psql('postgres');
+$first->query_safe('SELECT idgen_next()');
+my $second = $node->background_psql('postgres');
+$second->query_safe('BEGIN');
+my $shared_id = $second->query_safe('SELECT idgen_next()');
+is($node->safe_psql('postgres', "SELECT (idgen_decode($shared_id)).worker_id"), '1',
+	'the second session generates in the shared worker id');
+horizon_held($shared_id, 'an open transaction in the shared worker id holds the horizon');
+$second->query_safe('COMMIT');
+horizon_passes($node, $shared_id, '... until it commits');
+$first->quit;
+$second->quit;
+$node->append_conf('postgresql.conf', 'idgen.node_bits = 4');
+$node->restart;
+
+# 5. A standby refuses.
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('horizon_standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+$standby->start;
+my ($ret, $sout, $serr) = $standby->psql('postgres', 'SELECT idgen_horizon()');
+like($serr, qr/cannot compute the idgen horizon during recovery/, 'a standby refuses');
+like($serr, qr/HINT:  Call idgen_horizon\(\) on the primary/, 'and says where to call it');
+
+# A prepared transaction reaches the standby in WAL, and holds the horizon
+# once the standby is promoted.
+$id = prepare_one('p3');
+$node->wait_for_catchup($standby);
+like(slurp_file($standby->data_dir . '/idgen_horizon'), qr/^prepared \d+ \d+$/m,
+	'the standby keeps the prepared transaction in its idgen_horizon file');
+$node->stop('immediate');
+$standby->promote;
+is($standby->safe_psql('postgres', "SELECT pg_sleep(0.01); SELECT idgen_horizon() <= $id"), "\nt",
+	'the promoted standby holds the horizon for the prepared transaction');
+$standby->safe_psql('postgres', "COMMIT PREPARED 'p3'");
+horizon_passes($standby, $id, '... until it is committed there');
+$standby->stop;
+done_testing();
