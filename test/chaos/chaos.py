@@ -121,8 +121,33 @@ def shrink(pg, root, template, ops, target, minutes):
                                               "fails" if ok else "passes"), flush=True)
         return ok
 
-    small = ddmin(ops, reproduces, deadline)
+    small = coarse(ops, reproduces, deadline)
+    small = ddmin(small, reproduces, deadline)
     return small, tries[0]
+
+
+def servers(op):
+    found = {op.get(k) for k in ("c", "s", "new")} - {None}
+    return found | {cl["c"] for cl in op.get("clients", [])}
+
+
+def coarse(ops, reproduces, deadline):
+    """Cheap cuts before delta debugging, whose first tries replay almost
+    the whole run: the servers the failing step does not touch, then every
+    op of one kind at a time."""
+    head, last = ops[:-1], ops[-1:]
+    keep = servers(last[0])
+    cuts = [lambda op: not servers(op) <= keep]
+    cuts += [lambda op, k=k: op["op"] == k
+             for k in ("burst", "reload", "restart", "ext_recreate", "ext_update", "standby",
+                       "promote", "dump_restore", "dropdb", "drop", "redefine", "define", "createdb")]
+    for cut in cuts:
+        if time.time() >= deadline:
+            break
+        rest = [op for op in head if not cut(op)]
+        if len(rest) < len(head) and reproduces(rest + last):
+            head = rest
+    return head + last
 
 
 def summary(world, seed, steps, seconds, ops):
