@@ -8,6 +8,7 @@ updated as if every op succeeded; it only steers the choice of later ops,
 and the checker reads what the servers really hold.
 """
 
+import collections
 import copy
 
 from layouts import BUILTIN, EPOCHS, FAMILIES, NAMES
@@ -119,7 +120,8 @@ class Model:
         return self.r.choice(pairs) if pairs else (None, None)
 
     def layout_spec(self, name):
-        fam = self.r.randrange(len(FAMILIES))
+        # Layouts without a worker field share one state per server: twice as often.
+        fam = self.r.choice(list(range(len(FAMILIES))) + [0, 1])
         return {"name": name, "epoch": self.r.choice(EPOCHS), "family": fam}
 
     def choose_define(self):
@@ -129,7 +131,10 @@ class Model:
         free = [n for n in NAMES if n not in self.clusters[c]["dbs"][db]["layouts"]]
         if not free:
             return None
-        return dict(op="define", c=c, db=db, **self.layout_spec(self.r.choice(free)))
+        # Names another database of the server defines, more often than not.
+        taken = [n for n in free if any(n in self.clusters[c]["dbs"][d]["layouts"] for d in self.dbs(c))]
+        name = self.r.choice(taken if taken and self.r.random() < 0.6 else free)
+        return dict(op="define", c=c, db=db, **self.layout_spec(name))
 
     def choose_redefine(self):
         c, db = self.pick_db()
@@ -233,14 +238,19 @@ class Model:
 
     def choose_burst(self):
         focus = self.r.choice(self.primaries())
-        names = sorted({n for d in self.dbs(focus) for n in self.clusters[focus]["dbs"][d]["layouts"]})
-        focus_name = self.r.choice(names) if names else None
+        dbs = self.clusters[focus]["dbs"]
+        names = collections.Counter(n for d in dbs for n in dbs[d]["layouts"])
+        shared = sorted(n for n, k in names.items() if k > 1)
+        # Most bursts generate in one name from every database defining it.
+        focus_name = self.r.choice(shared if shared and self.r.random() < 0.7 else sorted(names)) \
+            if names else None
         clients = []
         for _ in range(self.clients):
             c = focus if self.r.random() < 0.75 else self.r.choice(self.primaries())
             if not self.clusters[c]["dbs"]:
                 continue
-            db = self.r.choice(self.dbs(c))
+            holders = [d for d in self.dbs(c) if focus_name in self.clusters[c]["dbs"][d]["layouts"]]
+            db = self.r.choice(holders if holders and self.r.random() < 0.8 else self.dbs(c))
             calls = [self.choose_call(c, db, focus_name) for _ in range(self.r.randint(1, 4))]
             clients.append({"c": c, "db": db, "calls": calls})
         if not clients:
@@ -264,7 +274,7 @@ class Model:
             func = r.choice(["next", "next", "batch", "objectid", "uuidv7"])
             return [func, None, r.choice([1, 100, 2000]), r.choice([1, 50, 1000])]
         p = r.random()
-        if p < 0.55 and dbm["layouts"]:
+        if p < 0.65 and dbm["layouts"]:
             name = focus_name if focus_name in dbm["layouts"] and r.random() < 0.8 \
                 else r.choice(sorted(dbm["layouts"]))
             fam = FAMILIES[dbm["layouts"][name]["family"]]
