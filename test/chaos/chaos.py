@@ -39,7 +39,7 @@ from cluster import Pg, user_dir   # noqa: E402
 from ops import Model, describe    # noqa: E402
 from world import Violation, World, make_template   # noqa: E402
 
-CI_SEED = 20261123
+CI_SEED = 4         # on idgen 1.2, fails within seconds (two databases, one layout name)
 ID_KINDS = {"repeated ID": "id", "wrong time": "id", "wrong node": "id"}
 
 
@@ -240,7 +240,7 @@ def main():
         return 0 if replay(pg, args.replay, args) else 1
     if args.ci:
         # A fixed seed, the same ops every run, and a new one each run.
-        args.shrink_minutes = min(args.shrink_minutes, 3)
+        args.shrink_minutes = min(args.shrink_minutes, 2)
         seeds = [(CI_SEED, 1.5), (random.SystemRandom().randrange(2**31), 1.5)]
     else:
         seeds = [(args.seed if args.seed is not None else random.SystemRandom().randrange(2**31),
