@@ -49,6 +49,8 @@ def parse_args():
     p.add_argument("--seed", type=int, help="seed of the ops (default: random)")
     p.add_argument("--minutes", type=float, default=5, help="run time, shrinking not included")
     p.add_argument("--clients", type=int, default=4, help="concurrent clients per burst")
+    p.add_argument("--databases", type=int, default=3, choices=(1, 2, 3),
+                   help="databases per server at most (1 keeps every layout name to one database)")
     p.add_argument("--pg-config", default=shutil.which("pg_config") or "pg_config")
     p.add_argument("--shrink-minutes", type=float, default=5, help="time bound for shrinking")
     p.add_argument("--ci", action="store_true",
@@ -199,7 +201,7 @@ def run_seed(pg, seed, minutes, args):
     try:
         user_dir(root)
         template = make_template(pg, root)
-        model = Model(random.Random(seed), args.clients)
+        model = Model(random.Random(seed), args.clients, args.databases)
         ops = []
         started = time.time()
         deadline = started + minutes * 60

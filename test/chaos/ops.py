@@ -60,9 +60,10 @@ def call_text(call):
 
 
 class Model:
-    def __init__(self, rng, clients):
+    def __init__(self, rng, clients, databases=len(DBS)):
         self.r = rng
         self.clients = clients
+        self.db_names = DBS[:databases]
         self.clusters = {}
         self.used_nodes = set()
         self.serial = 0
@@ -73,7 +74,7 @@ class Model:
         ops = []
         for name, node in (("A", 1), ("B", 2)):
             ops.append({"op": "cluster", "c": name, "set": self.default_settings(node)})
-        for c, db in (("A", "db1"), ("A", "db2"), ("B", "db1")):
+        for c, db in [("A", d) for d in self.db_names[:2]] + [("B", "db1")]:
             ops.append({"op": "createdb", "c": c, "db": db, "version": "1.3"})
         return ops
 
@@ -178,7 +179,7 @@ class Model:
 
     def choose_createdb(self):
         c = self.r.choice(self.primaries())
-        free = [d for d in DBS if d not in self.clusters[c]["dbs"]]
+        free = [d for d in self.db_names if d not in self.clusters[c]["dbs"]]
         if not free:
             return None
         version = "1.0" if self.r.random() < 0.3 else "1.3"
