@@ -142,7 +142,18 @@ class Model:
         if c is None or not self.clusters[c]["dbs"][db]["layouts"]:
             return None
         name = self.r.choice(sorted(self.clusters[c]["dbs"][db]["layouts"]))
-        return dict(op="redefine", c=c, db=db, **self.layout_spec(name))
+        op = dict(op="redefine", c=c, db=db, **self.layout_spec(name))
+        if self.r.random() < 0.5:
+            # Applications keep generating across a DBA's change: a burst in
+            # the name before it (borrowing ahead of the clock) and after it.
+            before = self.burst_in(c, db, name, 3000)
+            self.queue += [op, self.burst_in(c, db, name, 300)]
+            return before
+        return op
+
+    def burst_in(self, c, db, name, m):
+        clients = [{"c": c, "db": db, "calls": [["next", name, 1, m]]} for _ in range(2)]
+        return {"op": "burst", "clients": clients, "kill": None}
 
     def choose_drop(self):
         c, db = self.pick_db()
