@@ -139,6 +139,9 @@ def coarse(ops, reproduces, deadline):
     op of one kind at a time."""
     head, last = ops[:-1], ops[-1:]
     keep = servers(last[0])
+    for op in reversed(head):       # and the servers they were copied from
+        if op.get("s") in keep or op.get("new") in keep:
+            keep.add(op["c"])
     cuts = [lambda op: not servers(op) <= keep]
     cuts += [lambda op, k=k: op["op"] == k
              for k in ("burst", "reload", "restart", "ext_recreate", "ext_update", "standby",
