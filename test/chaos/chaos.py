@@ -39,7 +39,7 @@ from cluster import Pg, user_dir   # noqa: E402
 from ops import Model, describe    # noqa: E402
 from world import Violation, World, make_template   # noqa: E402
 
-CI_SEED = 4         # on idgen 1.2, fails within seconds (two databases, one layout name)
+CI_SEED = 4         # on idgen 1.2 it fails within half a minute (a layout name in two databases)
 ID_KINDS = {"repeated ID": "id", "wrong time": "id", "wrong node": "id"}
 
 
