@@ -1,0 +1,227 @@
+"""Throwaway PostgreSQL clusters for the chaos run: created by copying one
+initdb'd template, listening on a Unix socket of their own only, run as the
+unprivileged user postgres when we are root (initdb refuses root)."""
+
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import psycopg2
+
+RUN_USER = "postgres" if os.getuid() == 0 else pwd.getpwuid(os.getuid()).pw_name
+
+# Lines of the server log that mean a process died in a way we did not cause.
+CHILD_EXIT = re.compile(
+    r'(server process|background worker "[^"]*"|[a-z ]+ process) \(PID (\d+)\) '
+    r'(was terminated by signal (\d+)|exited with exit code (\d+))')
+PANIC = re.compile(r"\bPANIC:  (.*)")
+
+BASE_CONF = """
+shared_preload_libraries = 'idgen'
+listen_addresses = ''
+port = 5432
+max_connections = 60
+shared_buffers = 16MB
+fsync = off
+restart_after_crash = on
+lc_messages = 'C'
+log_line_prefix = '%m [%p] %e '
+log_min_messages = warning
+wal_level = replica
+max_wal_senders = 4
+include 'chaos.conf'
+"""
+
+
+class Pg:
+    """The PostgreSQL installation under test."""
+
+    def __init__(self, pg_config):
+        self.bindir = subprocess.check_output([pg_config, "--bindir"], text=True).strip()
+
+    def tool(self, name):
+        return os.path.join(self.bindir, name)
+
+
+def as_user(cmd, **kw):
+    """Runs cmd as RUN_USER; raises with its output when it fails."""
+    if os.getuid() == 0:
+        cmd = ["runuser", "-u", RUN_USER, "--"] + cmd
+    res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    if res.returncode != 0:
+        raise RuntimeError("%s failed: %s" % (" ".join(cmd[-6:]), res.stdout.strip()[-800:]))
+    return res.stdout
+
+
+def user_dir(path):
+    os.makedirs(path, exist_ok=True)
+    if os.getuid() == 0:
+        shutil.chown(path, RUN_USER)
+    return path
+
+
+class Cluster:
+    """One server.  Settings are kept in chaos.conf, rewritten whole, so that
+    a restart or reload applies exactly the settings the op asked for."""
+
+    def __init__(self, pg, root, name):
+        self.pg = pg
+        self.name = name
+        self.dir = user_dir(os.path.join(root, name))
+        self.data = os.path.join(self.dir, "data")
+        self.log = os.path.join(self.dir, "server.log")
+        self.log_offset = 0
+        self.killed_pids = set()
+        self.settings = {}
+        self.running = False
+
+    # -- creation
+    def create(self, template):
+        as_user(["cp", "-a", template, self.data])
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write(BASE_CONF + "unix_socket_directories = '%s'\ncluster_name = '%s'\n"
+                    % (self.dir, self.name))
+
+    def create_standby(self, primary):
+        as_user([self.pg.tool("pg_basebackup"), "-D", self.data, "-R", "-X", "stream",
+                 "-c", "fast", "-h", primary.dir, "-p", "5432", "-U", "postgres"])
+        conf = os.path.join(self.data, "postgresql.conf")
+        with open(conf) as f:
+            text = f.read()
+        text = re.sub(r"unix_socket_directories = .*", "unix_socket_directories = '%s'" % self.dir, text)
+        text = re.sub(r"cluster_name = .*", "cluster_name = '%s'" % self.name, text)
+        with open(conf, "w") as f:
+            f.write(text)
+
+    def write_settings(self, settings):
+        self.settings = dict(settings)
+        lines = ["idgen.%s = '%s'" % (k, v) for k, v in sorted(settings.items())
+                 if k not in ("synchronous_standby_names",)]
+        if settings.get("synchronous_standby_names"):
+            lines.append("synchronous_standby_names = '%s'" % settings["synchronous_standby_names"])
+        path = os.path.join(self.data, "chaos.conf")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        if os.getuid() == 0:
+            shutil.chown(path, RUN_USER)
+
+    # -- running
+    def start(self):
+        as_user([self.pg.tool("pg_ctl"), "-D", self.data, "-l", self.log, "-w", "-t", "120", "start"])
+        self.running = True
+
+    def stop(self, mode="fast"):
+        as_user([self.pg.tool("pg_ctl"), "-D", self.data, "-m", mode, "-w", "-t", "120", "stop"])
+        self.running = False
+
+    def reload(self):
+        as_user([self.pg.tool("pg_ctl"), "-D", self.data, "reload"])
+
+    def promote(self):
+        as_user([self.pg.tool("pg_ctl"), "-D", self.data, "-w", "-t", "120", "promote"])
+
+    def postmaster_pid(self):
+        try:
+            with open(os.path.join(self.data, "postmaster.pid")) as f:
+                return int(f.readline())
+        except (OSError, ValueError):
+            return None
+
+    def children(self, ppid):
+        pids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open("/proc/%s/stat" % entry) as f:
+                        stat = f.read()
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == ppid:
+                    pids.append(int(entry))
+        return pids
+
+    def kill_postmaster(self):
+        """SIGKILL the postmaster and every child, as a power cut would, so
+        that no orphaned backend keeps the shared memory in use."""
+        pm = self.postmaster_pid()
+        if pm is None:
+            return
+        pids = [pm] + self.children(pm)
+        for pid in pids:
+            self.killed_pids.add(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.time() + 60
+        while any(os.path.exists("/proc/%d" % p) for p in pids) and time.time() < deadline:
+            time.sleep(0.05)
+        self.running = False
+
+    def kill_backend(self, pid):
+        self.killed_pids.add(pid)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def wait_ready(self, timeout=120):
+        """After a crash the postmaster reinitialises; wait until it serves."""
+        deadline = time.time() + timeout
+        while True:
+            try:
+                conn = self.connect("postgres")
+                conn.close()
+                return
+            except psycopg2.OperationalError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def connect(self, db, timeout_ms=30000):
+        conn = psycopg2.connect(host=self.dir, port=5432, dbname=db, user="postgres",
+                                connect_timeout=10,
+                                options="-c statement_timeout=%d" % timeout_ms)
+        conn.autocommit = True
+        return conn
+
+    def query(self, db, sql, args=None):
+        conn = self.connect(db)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql, args)
+                return cur.fetchall() if cur.description else None
+        finally:
+            conn.close()
+
+    # -- the log
+    def scan_log(self):
+        """Deaths in the log since the last scan that we did not cause."""
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(self.log_offset)
+                text = f.read().decode("utf-8", "replace")
+                self.log_offset = f.tell()
+        except FileNotFoundError:
+            return []
+        found = []
+        for m in CHILD_EXIT.finditer(text):
+            pid, sig, code = int(m.group(2)), m.group(4), m.group(5)
+            if sig is not None and not (sig == "9" and pid in self.killed_pids):
+                found.append(m.group(0))
+            elif code is not None and code not in ("0", "1"):
+                found.append(m.group(0))
+        found += ["PANIC: " + m.group(1) for m in PANIC.finditer(text)]
+        return found
+
+    def remove(self):
+        if self.running:
+            try:
+                self.stop("immediate")
+            except RuntimeError:
+                self.kill_postmaster()
+        shutil.rmtree(self.dir, ignore_errors=True)

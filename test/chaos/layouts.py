@@ -1,0 +1,117 @@
+"""Layouts as the checker sees them: how an ID decodes, which definition it
+belongs to for the uniqueness invariant, and the layouts the ops define.
+
+The decoder is written from README's description of layouts (fields from the
+most significant down below a zero sign bit, widths in bits or decimal
+digits), not from idgen's C code, so that it is an independent reading.
+"""
+
+HWM_STEP_MS = 1000      # marks run this far ahead of the newest tick (README, Guarantees)
+
+# name: (epoch Unix ms, tick ms, radix, fields, widths); README "Built-in layouts"
+BUILTIN = {
+    "twitter": (1288834974657, 1, 2, ("time", "node", "worker", "sequence"), (41, 5, 5, 12)),
+    "discord": (1420070400000, 1, 2, ("time", "node", "worker", "sequence"), (41, 5, 5, 12)),
+    "sonyflake": (1409529600000, 10, 2, ("time", "sequence", "worker"), (39, 8, 16)),
+    "instagram": (1314220021721, 1, 2, ("time", "shard", "sequence"), (40, 13, 10)),
+    "redis-borrow": (1420070400000, 1, 2, ("time", "node", "sequence", "random"), (42, 2, 9, 10)),
+    "decimal19": (-136040000000, 1, 10, ("time", "sequence", "node", "shard"), (13, 1, 2, 3)),
+    "js53": (1704067200000, 1, 2, ("time", "node", "worker", "sequence"), (40, 4, 3, 6)),
+    "pgedge": (1672531200000, 1, 2, ("time", "node", "sequence"), (41, 10, 12)),
+}
+
+# Families of layouts the ops define, each one a way idgen plans generation
+# differently: with or without a worker field (own state per backend, or
+# one state per layout under a lock), small sequences that borrow ahead of
+# the clock at once, long ticks, decimal digits, the sequence above other
+# fields, random bits, a shard standing in for the node.
+FAMILIES = [
+    (("time", "node", "sequence"), (41, 10, 12), "1 millisecond", 2),
+    (("time", "node", "sequence"), (45, 6, 4), "1 millisecond", 2),
+    (("time", "node", "worker", "sequence"), (41, 5, 5, 12), "1 millisecond", 2),
+    (("time", "node", "worker", "sequence"), (43, 4, 4, 6), "1 millisecond", 2),
+    (("time", "worker", "sequence"), (41, 10, 12), "1 millisecond", 2),
+    (("time", "shard", "sequence"), (41, 12, 10), "1 millisecond", 2),
+    (("time", "node", "sequence"), (13, 2, 4), "1 millisecond", 10),
+    (("time", "node", "worker", "sequence"), (38, 4, 6, 8), "10 milliseconds", 2),
+    (("time", "sequence", "node"), (41, 12, 10), "1 millisecond", 2),
+    (("time", "node", "sequence", "random"), (41, 6, 8, 8), "1 millisecond", 2),
+]
+EPOCHS = ["2016-01-01", "2020-01-01", "2022-06-15", "2024-01-01", "2025-03-01"]
+NAMES = ["alpha", "beta", "gamma"]
+
+
+class Layout:
+    """A layout definition: enough to decode its IDs and to name it."""
+
+    def __init__(self, name, epoch_ms, tick_ms, radix, fields, widths):
+        self.name = name
+        self.epoch_ms = int(epoch_ms)
+        self.tick_ms = int(tick_ms)
+        self.radix = int(radix)
+        self.fields = tuple(fields)
+        self.widths = tuple(int(w) for w in widths)
+        self.size, self.scale = {}, {}
+        scale = 1
+        for field, width in reversed(list(zip(self.fields, self.widths))):
+            if field == "time":
+                self.scale["time"] = scale
+                break
+            self.size[field] = self.radix ** width
+            self.scale[field] = scale
+            scale *= self.size[field]
+
+    def has(self, field):
+        return field in self.fields
+
+    def decode(self, ident):
+        """Field values of an ID, time as the Unix ms its tick starts at."""
+        values = {f: (ident // self.scale[f]) % self.size[f] for f in self.size}
+        values["time"] = self.epoch_ms + (ident // self.scale["time"]) * self.tick_ms
+        return values
+
+    def depends_on_node_bits(self):
+        """Without a node field, the node id lands in a range of worker ids
+        or shards whose size is set by idgen.node_bits (README, Generating
+        in other layouts)."""
+        return not self.has("node")
+
+    def key(self, node_bits):
+        """The definition the uniqueness invariant is counted in."""
+        base = (self.name, self.epoch_ms, self.tick_ms, self.radix, self.fields, self.widths)
+        return base + ((node_bits,) if self.depends_on_node_bits() else ())
+
+    def blocks_allowed(self):
+        return self.fields[-1] == "sequence"
+
+    def describe(self):
+        return "%s(epoch %d, %s, %s, tick %d ms, radix %d)" % (
+            self.name, self.epoch_ms, ",".join(self.fields),
+            ",".join(map(str, self.widths)), self.tick_ms, self.radix)
+
+
+def default_layout(epoch_ms, node_bits):
+    """idgen's own layout under idgen.epoch and idgen.node_bits."""
+    return Layout("idgen", epoch_ms, 1, 2, ("time", "node", "worker", "sequence"),
+                  (41, node_bits, 10 - node_bits, 12))
+
+
+def builtin(name):
+    epoch, tick, radix, fields, widths = BUILTIN[name]
+    return Layout(name, epoch, tick, radix, fields, widths)
+
+
+def node_problem(layout, values, node_id, node_bits):
+    """Why the fields do not carry this server's node id, or None."""
+    nodes = 1 << node_bits
+    if layout.has("node"):
+        if values["node"] != node_id:
+            return "node field %d, server's node id %d" % (values["node"], node_id)
+        return None
+    field = "worker" if layout.has("worker") else "shard"
+    per_node = layout.size[field] // nodes
+    lo = node_id * per_node
+    if not lo <= values[field] < lo + per_node:
+        return "%s field %d, outside node %d's range %d-%d (node_bits %d)" % (
+            field, values[field], node_id, lo, lo + per_node - 1, node_bits)
+    return None

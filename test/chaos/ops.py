@@ -1,0 +1,382 @@
+"""The model: what the servers should look like, and the random choice of the
+next operation from it.
+
+Ops are plain dicts with every parameter spelled out (full settings, layout
+definitions, each client's calls), so that a recorded list can be replayed
+alone or in part, which is how a failing run is shrunk.  The model is
+updated as if every op succeeded; it only steers the choice of later ops,
+and the checker reads what the servers really hold.
+"""
+
+import collections
+import copy
+
+from layouts import BUILTIN, EPOCHS, FAMILIES, NAMES
+
+DBS = ["db1", "db2", "db3"]
+MAX_CLUSTERS = 4
+NODE_IDS = range(16)        # node_bits is kept >= 4, so every one of them fits
+SETTING_CHOICES = {
+    "epoch": ["2024-01-01", "2024-01-01", "2023-12-31", "2023-01-01", "2024-03-01"],
+    "node_bits": [4, 4, 5, 6],
+    "max_lead_ms": [1000, 1000, 0, 20, 5000],
+    "max_clock_regression_ms": [10000, 10000, 3000, 30000, 0],
+}
+# Clock offsets: small steps back are ridden out, large ones refused;
+# forward steps are remembered after the clock is set right again.
+OFFSETS = [0, 0, 0, -300, -1500, -4000, -8000, -40000, 2000, 9000]
+WEIGHTS = {
+    "burst": 40, "define": 10, "redefine": 9, "drop": 3, "clock": 9, "restart": 6,
+    "createdb": 2, "dropdb": 1, "ext_recreate": 2, "ext_update": 3,
+    "standby": 2, "promote": 2, "dump_restore": 1.5, "retire": 1,
+}
+
+
+def describe(op):
+    """One line for the reproduction report."""
+    kind = op["op"]
+    if kind == "burst":
+        parts = []
+        for i, cl in enumerate(op["clients"]):
+            calls = ", ".join(call_text(c) for c in cl["calls"])
+            parts.append("client %d on %s/%s: %s" % (i, cl["c"], cl["db"], calls))
+        kill = op.get("kill")
+        if kill:
+            parts.append("SIGKILL %s of %s after %d ms" % (
+                "the postmaster" if kill["what"] == "postmaster" else
+                "client %d's backend" % kill["client"], kill["c"], kill["after_ms"]))
+        return "burst: " + "; ".join(parts)
+    rest = {k: v for k, v in op.items() if k != "op"}
+    return "%s %s" % (kind, " ".join("%s=%s" % (k, v) for k, v in rest.items()))
+
+
+def call_text(call):
+    func, layout, n, m = call
+    args = ", ".join(str(a) for a in ([n] if func in ("batch", "block") else []) +
+                     (["'%s'" % layout] if layout else []))
+    name = {"next": "idgen_next", "batch": "idgen_next_batch", "block": "idgen_next_block",
+            "objectid": "objectid", "uuidv7": "idgen_uuidv7"}[func]
+    return "%s(%s) x%d" % (name, args, m)
+
+
+class Model:
+    def __init__(self, rng, clients, databases=len(DBS)):
+        self.r = rng
+        self.clients = clients
+        self.db_names = DBS[:databases]
+        self.clusters = {}
+        self.used_nodes = set()
+        self.serial = 0
+        self.queue = self.setup_ops()
+
+    # -- the first ops: two servers, two databases on one, one on the other
+    def setup_ops(self):
+        ops = []
+        for name, node in (("A", 1), ("B", 2)):
+            ops.append({"op": "cluster", "c": name, "set": self.default_settings(node)})
+        for c, db in [("A", d) for d in self.db_names[:2]] + [("B", "db1")]:
+            ops.append({"op": "createdb", "c": c, "db": db, "version": "1.3"})
+        return ops
+
+    @staticmethod
+    def default_settings(node):
+        return {"node_id": node, "node_bits": 4, "epoch": "2024-01-01", "max_lead_ms": 1000,
+                "max_clock_regression_ms": 10000, "clock_offset_ms": 0}
+
+    def next_op(self):
+        op = self.queue.pop(0) if self.queue else self.choose()
+        self.apply(op)
+        return op
+
+    # -- queries on the model
+    def primaries(self):
+        return [c for c, m in self.clusters.items() if m["role"] == "primary"]
+
+    def standbys(self):
+        return [c for c, m in self.clusters.items() if m["role"] == "standby"]
+
+    def dbs(self, c, version=None):
+        return [d for d, m in self.clusters[c]["dbs"].items()
+                if version is None or m["version"] == version]
+
+    def free_node(self):
+        free = [n for n in NODE_IDS if n not in self.used_nodes]
+        return self.r.choice(free) if free else None
+
+    def new_name(self, prefix):
+        self.serial += 1
+        return "%s%d" % (prefix, self.serial)
+
+    # -- choosing
+    def choose(self):
+        while True:
+            kinds = list(WEIGHTS)
+            kind = self.r.choices(kinds, [WEIGHTS[k] for k in kinds])[0]
+            op = getattr(self, "choose_" + kind)()
+            if op is not None:
+                return op
+
+    def pick_db(self, version="1.3"):
+        pairs = [(c, d) for c in self.primaries() for d in self.dbs(c, version)]
+        return self.r.choice(pairs) if pairs else (None, None)
+
+    def layout_spec(self, name):
+        # Layouts without a worker field share one state per server: twice as often.
+        fam = self.r.choice(list(range(len(FAMILIES))) + [0, 1])
+        return {"name": name, "epoch": self.r.choice(EPOCHS), "family": fam}
+
+    def choose_define(self):
+        c, db = self.pick_db()
+        if c is None:
+            return None
+        free = [n for n in NAMES if n not in self.clusters[c]["dbs"][db]["layouts"]]
+        if not free:
+            return None
+        # Names another database of the server defines, more often than not.
+        taken = [n for n in free if any(n in self.clusters[c]["dbs"][d]["layouts"] for d in self.dbs(c))]
+        name = self.r.choice(taken if taken and self.r.random() < 0.6 else free)
+        return dict(op="define", c=c, db=db, **self.layout_spec(name))
+
+    def choose_redefine(self):
+        c, db = self.pick_db()
+        if c is None or not self.clusters[c]["dbs"][db]["layouts"]:
+            return None
+        name = self.r.choice(sorted(self.clusters[c]["dbs"][db]["layouts"]))
+        op = dict(op="redefine", c=c, db=db, **self.layout_spec(name))
+        if self.r.random() < 0.5:
+            # Applications keep generating across a DBA's change: a burst in
+            # the name before it (borrowing ahead of the clock) and after it.
+            before = self.burst_in(c, db, name, 3000)
+            self.queue += [op, self.burst_in(c, db, name, 300)]
+            return before
+        return op
+
+    def burst_in(self, c, db, name, m):
+        clients = [{"c": c, "db": db, "calls": [["next", name, 1, m]]} for _ in range(2)]
+        return {"op": "burst", "clients": clients, "kill": None}
+
+    def choose_drop(self):
+        c, db = self.pick_db()
+        if c is None or not self.clusters[c]["dbs"][db]["layouts"]:
+            return None
+        name = self.r.choice(sorted(self.clusters[c]["dbs"][db]["layouts"]))
+        return {"op": "drop", "c": c, "db": db, "name": name}
+
+    def choose_clock(self):
+        c = self.r.choice(self.primaries())
+        s = dict(self.clusters[c]["set"])
+        s["clock_offset_ms"] = self.r.choice(OFFSETS)
+        if self.r.random() < 0.25:
+            key = self.r.choice(["max_lead_ms", "max_clock_regression_ms"])
+            s[key] = self.r.choice(SETTING_CHOICES[key])
+        return {"op": "reload", "c": c, "set": s}
+
+    def choose_restart(self):
+        c = self.r.choice(self.primaries())
+        m = self.clusters[c]
+        s = dict(m["set"])
+        for key in self.r.sample(sorted(SETTING_CHOICES), self.r.randint(0, 2)):
+            # A standby must keep its primary's epoch and node_bits.
+            if not (m["standby"] and key in ("epoch", "node_bits")):
+                s[key] = self.r.choice(SETTING_CHOICES[key])
+        if self.r.random() < 0.3:
+            s["clock_offset_ms"] = self.r.choice(OFFSETS)
+        if self.r.random() < 0.15:
+            # Back to an id this server used before, or one nobody used.
+            node = self.r.choice(sorted(m["nodes"])) if self.r.random() < 0.5 else self.free_node()
+            if node is not None:
+                s["node_id"] = node
+        return {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": s}
+
+    def choose_createdb(self):
+        c = self.r.choice(self.primaries())
+        free = [d for d in self.db_names if d not in self.clusters[c]["dbs"]]
+        if not free:
+            return None
+        version = "1.0" if self.r.random() < 0.3 else "1.3"
+        return {"op": "createdb", "c": c, "db": self.r.choice(free), "version": version}
+
+    def choose_dropdb(self):
+        c = self.r.choice(self.primaries())
+        if len(self.dbs(c)) < 2:
+            return None
+        return {"op": "dropdb", "c": c, "db": self.r.choice(self.dbs(c))}
+
+    def choose_ext_recreate(self):
+        c, db = self.pick_db(None)
+        if c is None:
+            return None
+        version = "1.0" if self.r.random() < 0.4 else "1.3"
+        return {"op": "ext_recreate", "c": c, "db": db, "version": version}
+
+    def choose_ext_update(self):
+        c, db = self.pick_db("1.0")
+        return None if c is None else {"op": "ext_update", "c": c, "db": db}
+
+    def choose_standby(self):
+        if self.standbys() or len(self.clusters) >= MAX_CLUSTERS:
+            return None
+        sync = self.r.random() < 0.5
+        node = None if sync else self.free_node()
+        if not sync and node is None:
+            return None
+        return {"op": "standby", "c": self.r.choice(self.primaries()), "s": self.new_name("S"),
+                "sync": sync, "node_id": node}
+
+    def choose_promote(self):
+        if not self.standbys():
+            return None
+        s = self.standbys()[0]
+        # A standby with the primary's node id only after the primary is gone.
+        kill = self.clusters[s]["sync"] or self.r.random() < 0.5
+        return {"op": "promote", "s": s, "kill_primary": kill}
+
+    def choose_dump_restore(self):
+        if len(self.clusters) >= MAX_CLUSTERS:
+            return None
+        c, db = self.pick_db(None)
+        node = self.free_node()
+        if c is None or node is None:
+            return None
+        s = dict(self.clusters[c]["set"], node_id=node, clock_offset_ms=0)
+        s.pop("synchronous_standby_names", None)
+        return {"op": "dump_restore", "c": c, "db": db, "new": self.new_name("R"), "set": s}
+
+    def choose_retire(self):
+        prim = [c for c in self.primaries() if not self.clusters[c]["standby"]]
+        if len(self.primaries()) <= 2 or not prim:
+            return None
+        return {"op": "retire", "c": self.r.choice(prim)}
+
+    def choose_burst(self):
+        focus = self.r.choice(self.primaries())
+        dbs = self.clusters[focus]["dbs"]
+        names = collections.Counter(n for d in dbs for n in dbs[d]["layouts"])
+        shared = sorted(n for n, k in names.items() if k > 1)
+        # Most bursts generate in one name from every database defining it.
+        focus_name = self.r.choice(shared if shared and self.r.random() < 0.7 else sorted(names)) \
+            if names else None
+        clients = []
+        for _ in range(self.clients):
+            c = focus if self.r.random() < 0.75 else self.r.choice(self.primaries())
+            if not self.clusters[c]["dbs"]:
+                continue
+            holders = [d for d in self.dbs(c) if focus_name in self.clusters[c]["dbs"][d]["layouts"]]
+            db = self.r.choice(holders if holders and self.r.random() < 0.8 else self.dbs(c))
+            calls = [self.choose_call(c, db, focus_name) for _ in range(self.r.randint(1, 4))]
+            clients.append({"c": c, "db": db, "calls": calls})
+        if not clients:
+            return None
+        op = {"op": "burst", "clients": clients, "kill": None}
+        p = self.r.random()
+        if p < 0.10:
+            i = self.r.randrange(len(clients))
+            op["kill"] = {"what": "backend", "c": clients[i]["c"], "client": i,
+                          "after_ms": self.r.randint(5, 300)}
+        elif p < 0.14:
+            op["kill"] = {"what": "postmaster", "c": focus, "client": None,
+                          "after_ms": self.r.randint(5, 300)}
+        return op
+
+    def choose_call(self, c, db, focus_name):
+        """[function, layout or None, n (batch size or block size), repeats]"""
+        dbm = self.clusters[c]["dbs"][db]
+        r = self.r
+        if dbm["version"] == "1.0":
+            func = r.choice(["next", "next", "batch", "objectid", "uuidv7"])
+            return [func, None, r.choice([1, 100, 2000]), r.choice([1, 50, 1000])]
+        p = r.random()
+        if p < 0.65 and dbm["layouts"]:
+            name = focus_name if focus_name in dbm["layouts"] and r.random() < 0.8 \
+                else r.choice(sorted(dbm["layouts"]))
+            fam = FAMILIES[dbm["layouts"][name]["family"]]
+            blocks = fam[0][-1] == "sequence"
+        elif p < 0.75:
+            name = r.choice(sorted(BUILTIN))
+            blocks = BUILTIN[name][3][-1] == "sequence"
+        elif p < 0.9:
+            name = r.choice([None, "idgen"])
+            blocks = True
+        else:
+            return [r.choice(["objectid", "uuidv7"]), None, 1, r.choice([10, 1000])]
+        func = r.choice(["next", "next", "batch"] + (["block"] if blocks else []))
+        if func == "block":
+            return [func, name, r.choice([1, 2, 5, 16]), r.choice([1, 20, 200])]
+        if func == "batch":
+            return [func, name, r.choice([1, 50, 500, 3000]), 1]
+        return [func, name, 1, r.choice([1, 20, 300, 3000])]
+
+    # -- applying an op to the model, as if it succeeded
+    def apply(self, op):
+        getattr(self, "apply_" + op["op"])(op)
+
+    def apply_cluster(self, op):
+        self.clusters[op["c"]] = {"set": dict(op["set"]), "role": "primary", "dbs": {},
+                                  "standby": None, "nodes": {op["set"]["node_id"]}, "sync": False}
+        self.used_nodes.add(op["set"]["node_id"])
+
+    def apply_createdb(self, op):
+        self.clusters[op["c"]]["dbs"][op["db"]] = {"version": op["version"], "layouts": {}}
+
+    def apply_dropdb(self, op):
+        del self.clusters[op["c"]]["dbs"][op["db"]]
+
+    def apply_define(self, op):
+        self.clusters[op["c"]]["dbs"][op["db"]]["layouts"][op["name"]] = {
+            "epoch": op["epoch"], "family": op["family"]}
+
+    apply_redefine = apply_define
+
+    def apply_drop(self, op):
+        self.clusters[op["c"]]["dbs"][op["db"]]["layouts"].pop(op["name"], None)
+
+    def apply_reload(self, op):
+        self.clusters[op["c"]]["set"] = dict(op["set"])
+
+    def apply_restart(self, op):
+        m = self.clusters[op["c"]]
+        m["set"] = dict(op["set"])
+        m["nodes"].add(op["set"]["node_id"])
+        self.used_nodes.add(op["set"]["node_id"])
+
+    def apply_ext_recreate(self, op):
+        self.clusters[op["c"]]["dbs"][op["db"]] = {"version": op["version"], "layouts": {}}
+
+    def apply_ext_update(self, op):
+        self.clusters[op["c"]]["dbs"][op["db"]]["version"] = "1.3"
+
+    def apply_standby(self, op):
+        p = self.clusters[op["c"]]
+        node = p["set"]["node_id"] if op["sync"] else op["node_id"]
+        self.clusters[op["s"]] = {"set": dict(p["set"], node_id=node, clock_offset_ms=0),
+                                  "role": "standby", "dbs": p["dbs"], "standby": None,
+                                  "nodes": set(p["nodes"]) if op["sync"] else {node},
+                                  "sync": op["sync"], "primary": op["c"]}
+        p["standby"] = op["s"]
+        self.used_nodes.add(node)
+        if op["sync"]:
+            p["set"]["synchronous_standby_names"] = op["s"]
+
+    def apply_promote(self, op):
+        s = self.clusters[op["s"]]
+        p = self.clusters[s["primary"]]
+        s["dbs"] = copy.deepcopy(s["dbs"])
+        s["role"] = "primary"
+        p["standby"] = None
+        p["set"].pop("synchronous_standby_names", None)
+        if op["kill_primary"]:
+            del self.clusters[s["primary"]]
+
+    def apply_dump_restore(self, op):
+        src = self.clusters[op["c"]]["dbs"][op["db"]]
+        self.clusters[op["new"]] = {"set": dict(op["set"]), "role": "primary", "standby": None,
+                                    "dbs": {op["db"]: {"version": "1.3",
+                                                       "layouts": copy.deepcopy(src["layouts"])}},
+                                    "nodes": {op["set"]["node_id"]}, "sync": False}
+        self.used_nodes.add(op["set"]["node_id"])
+
+    def apply_retire(self, op):
+        del self.clusters[op["c"]]
+
+    def apply_burst(self, op):
+        pass

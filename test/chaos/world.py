@@ -1,0 +1,569 @@
+"""Running ops against real servers, and the two invariants checked after
+every step over every ID any client was handed:
+
+(a) no ID is handed out twice in one layout definition (name and full
+    definition; idgen's own layout per idgen.epoch and idgen.node_bits;
+    layouts that place the node id by idgen.node_bits also per node_bits);
+(b) every ID decodes, with the definition its database had when it was
+    made, to the server's node id and to a time between the clock (plus
+    idgen.clock_offset_ms) when the call started and the highest clock the
+    server's line of succession has seen, plus idgen.max_lead_ms and the
+    high-water mark's step.
+
+An error idgen raises on purpose is a refusal, counted and not a violation.
+A server process that dies without our SIGKILL, a PANIC, an internal error
+(XX000) or a connection lost without a kill is a violation.
+"""
+
+import collections
+import datetime
+import os
+import re
+import threading
+import time
+
+import psycopg2
+
+from cluster import Cluster, as_user, user_dir
+from layouts import FAMILIES, HWM_STEP_MS, Layout, builtin, default_layout, node_problem
+
+SLACK_MS = 50
+LOST = "connection lost"
+
+
+class Violation(Exception):
+    def __init__(self, kind, layout, message):
+        super().__init__("%s: %s" % (kind, message))
+        self.kind = kind
+        self.layout = layout
+        self.message = message
+
+    def signature(self):
+        """What a shrunk op list must reproduce."""
+        return (self.kind, self.layout)
+
+
+def now_ms():
+    return time.time() * 1000.0
+
+
+def epoch_date_ms(date):
+    y, m, d = (int(x) for x in date.split("-"))
+    return int(datetime.datetime(y, m, d, tzinfo=datetime.timezone.utc).timestamp() * 1000)
+
+
+def normalize(msg):
+    return re.sub(r"\d+", "N", msg.strip().splitlines()[0])[:150]
+
+
+class Lineage:
+    """What a server and the standbys promoted in its place have seen: the
+    highest clock reading (wall + offset) and the longest lead allowed."""
+
+    def __init__(self, hi=0.0, lead=0):
+        self.hi = hi
+        self.lead = lead
+
+
+class World:
+    def __init__(self, pg, root, template):
+        self.pg = pg
+        self.root = user_dir(root)
+        self.template = template
+        self.clusters = {}          # name -> Cluster
+        self.role = {}              # name -> "primary" | "standby"
+        self.primary_of = {}        # standby -> primary
+        self.lineage = {}           # name -> Lineage
+        self.seen = collections.defaultdict(dict)   # definition key -> {id: step}
+        self.checked = collections.Counter()        # (function, layout) -> IDs
+        self.refusals = collections.Counter()       # normalized message -> count
+        self.op_errors = collections.Counter()
+        self.skipped = 0
+        self.step = 0
+
+    # -- helpers
+    def live(self, c, role="primary"):
+        cl = self.clusters.get(c)
+        return cl is not None and cl.running and self.role.get(c) == role
+
+    def touch(self, c):
+        """Raise the lineage's highest clock to the clock in force now."""
+        cl = self.clusters[c]
+        lin = self.lineage[c]
+        lin.hi = max(lin.hi, now_ms() + int(cl.settings.get("clock_offset_ms", 0)))
+        lin.lead = max(lin.lead, int(cl.settings.get("max_lead_ms", 1000)))
+
+    def settings_for(self, c, s):
+        """Drop a synchronous standby that this replay does not have, or
+        every session would wait for it."""
+        s = dict(s)
+        sb = s.get("synchronous_standby_names")
+        if sb and not self.live(sb, "standby"):
+            s.pop("synchronous_standby_names")
+        return s
+
+    def check_log(self, c):
+        cl = self.clusters.get(c)
+        if cl is None:
+            return
+        deaths = cl.scan_log()
+        if deaths:
+            raise Violation("crash", None, "server %s: %s" % (c, "; ".join(deaths[:3])))
+
+    def run(self, op):
+        self.step += 1
+        handler = getattr(self, "do_" + op["op"])
+        try:
+            done = handler(op)
+        except (RuntimeError, psycopg2.Error) as e:
+            self.op_errors["%s: %s" % (op["op"], normalize(str(e)))] += 1
+            done = True
+        if done is False:
+            self.skipped += 1
+        for c in list(self.clusters):
+            self.check_log(c)
+
+    # -- servers
+    def new_cluster(self, name, settings):
+        cl = Cluster(self.pg, self.root, name)
+        cl.create(self.template)
+        cl.write_settings(settings)
+        return cl
+
+    def do_cluster(self, op):
+        cl = self.new_cluster(op["c"], op["set"])
+        self.clusters[op["c"]] = cl
+        self.role[op["c"]] = "primary"
+        self.lineage[op["c"]] = Lineage()
+        cl.start()
+        self.touch(op["c"])
+
+    def do_restart(self, op):
+        c = op["c"]
+        if not self.live(c):
+            return False
+        self.touch(c)
+        cl = self.clusters[c]
+        cl.stop(op["mode"])
+        cl.write_settings(self.settings_for(c, op["set"]))
+        cl.start()
+        self.touch(c)
+
+    def do_reload(self, op):
+        c = op["c"]
+        if not self.live(c):
+            return False
+        self.touch(c)
+        cl = self.clusters[c]
+        cl.write_settings(self.settings_for(c, op["set"]))
+        cl.reload()
+        self.wait_setting(cl, "idgen.clock_offset_ms", op["set"]["clock_offset_ms"])
+        self.touch(c)
+
+    @staticmethod
+    def wait_setting(cl, name, value, timeout=30):
+        """New sessions must see the new value before a burst starts: the
+        postmaster applies a reload when it gets to it."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if cl.query("postgres", "SELECT setting FROM pg_settings WHERE name = %s",
+                        (name,))[0][0] == str(value):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("%s did not reach %s" % (name, value))
+
+    def do_retire(self, op):
+        if not self.live(op["c"]):
+            return False
+        self.clusters[op["c"]].stop("fast")
+        self.role[op["c"]] = "retired"
+
+    # -- databases and layouts
+    def do_createdb(self, op):
+        if not self.live(op["c"]):
+            return False
+        cl = self.clusters[op["c"]]
+        cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
+        cl.query(op["db"], "CREATE EXTENSION idgen VERSION '%s'" % op["version"])
+
+    def do_dropdb(self, op):
+        if not self.live(op["c"]):
+            return False
+        self.clusters[op["c"]].query("postgres", 'DROP DATABASE "%s" WITH (FORCE)' % op["db"])
+
+    def define_sql(self, op):
+        fields, widths, unit, radix = FAMILIES[op["family"]]
+        return ("SELECT idgen_define_layout(%s, %s::timestamptz, %s::text[], %s::int[], %s::interval, %s)",
+                (op["name"], op["epoch"] + " 00:00:00+00", list(fields), list(widths), unit, radix))
+
+    def do_define(self, op):
+        if not self.live(op["c"]):
+            return False
+        sql, args = self.define_sql(op)
+        self.clusters[op["c"]].query(op["db"], sql, args)
+
+    def do_redefine(self, op):
+        if not self.live(op["c"]):
+            return False
+        sql, args = self.define_sql(op)
+        cl = self.clusters[op["c"]]
+        conn = cl.connect(op["db"])
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT idgen_drop_layout(%s) FROM idgen_layout WHERE name = %s",
+                            (op["name"], op["name"]))
+                cur.execute(sql, args)
+        finally:
+            conn.close()
+
+    def do_drop(self, op):
+        if not self.live(op["c"]):
+            return False
+        self.clusters[op["c"]].query(op["db"], "SELECT idgen_drop_layout(%s)", (op["name"],))
+
+    def do_ext_recreate(self, op):
+        if not self.live(op["c"]):
+            return False
+        cl = self.clusters[op["c"]]
+        cl.query(op["db"], "DROP EXTENSION IF EXISTS idgen CASCADE")
+        cl.query(op["db"], "CREATE EXTENSION idgen VERSION '%s'" % op["version"])
+
+    def do_ext_update(self, op):
+        if not self.live(op["c"]):
+            return False
+        self.clusters[op["c"]].query(op["db"], "ALTER EXTENSION idgen UPDATE")
+
+    # -- standbys, promotion, dump and restore
+    def do_standby(self, op):
+        c, s = op["c"], op["s"]
+        if not self.live(c) or s in self.clusters:
+            return False
+        p = self.clusters[c]
+        cl = Cluster(self.pg, self.root, s)
+        cl.create_standby(p)
+        node = p.settings["node_id"] if op["sync"] else op["node_id"]
+        cl.write_settings(dict(p.settings, node_id=node, clock_offset_ms=0,
+                               synchronous_standby_names=""))
+        self.clusters[s] = cl
+        self.role[s] = "standby"
+        self.primary_of[s] = c
+        self.lineage[s] = Lineage(self.lineage[c].hi, self.lineage[c].lead)
+        cl.start()
+        if op["sync"]:
+            p.write_settings(dict(p.settings, synchronous_standby_names=s))
+            p.reload()
+            self.wait_sync(p, s)
+
+    @staticmethod
+    def wait_sync(p, s, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            rows = p.query("postgres", "SELECT sync_state FROM pg_stat_replication "
+                                       "WHERE application_name = %s", (s,))
+            if rows and rows[0][0] == "sync":
+                return
+            time.sleep(0.1)
+        raise RuntimeError("standby %s never became synchronous" % s)
+
+    def do_promote(self, op):
+        s = op["s"]
+        if not self.live(s, "standby"):
+            return False
+        c = self.primary_of[s]
+        if self.live(c):
+            self.touch(c)
+            lin = self.lineage[c]
+            self.lineage[s].hi = max(self.lineage[s].hi, lin.hi)
+            self.lineage[s].lead = max(self.lineage[s].lead, lin.lead)
+            p = self.clusters[c]
+            if op["kill_primary"]:
+                p.kill_postmaster()
+                self.role[c] = "dead"
+            else:
+                p.write_settings({k: v for k, v in p.settings.items()
+                                  if k != "synchronous_standby_names"})
+                p.reload()
+        self.clusters[s].promote()
+        self.role[s] = "primary"
+        self.touch(s)
+
+    def do_dump_restore(self, op):
+        c, new = op["c"], op["new"]
+        if not self.live(c) or new in self.clusters:
+            return False
+        src = self.clusters[c]
+        cl = self.new_cluster(new, op["set"])
+        dump = os.path.join(cl.dir, "dump.custom")
+        as_user([self.pg.tool("pg_dump"), "-Fc", "-f", dump, "-h", src.dir, "-p", "5432",
+                 "-U", "postgres", op["db"]])
+        self.clusters[new] = cl
+        self.role[new] = "primary"
+        self.lineage[new] = Lineage()
+        cl.start()
+        cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
+        as_user([self.pg.tool("pg_restore"), "-h", cl.dir, "-p", "5432", "-U", "postgres",
+                 "-d", op["db"], dump])
+        self.touch(new)
+
+    # -- generation
+    def do_burst(self, op):
+        clients = [cl for cl in op["clients"] if self.live(cl["c"])]
+        if not clients:
+            return False
+        views = {}
+        for cl in clients:
+            key = (cl["c"], cl["db"])
+            if key not in views:
+                views[key] = self.read_view(*key)
+        for c in {cl["c"] for cl in clients}:
+            self.touch(c)
+        kill = op.get("kill")
+        if kill and not self.live(kill["c"]):
+            kill = None
+        results = run_clients(self.clusters, clients, kill)
+        killed = self.after_kill(kill)
+        for c in {cl["c"] for cl in clients}:
+            if self.live(c):
+                self.touch(c)
+        for res in results:
+            if res["call"] is None:
+                if killed != res["c"]:
+                    raise Violation("connection lost", None, "%s/%s: could not connect: %s"
+                                    % (res["c"], res["db"], res["error"]))
+                self.refusals["could not connect during our SIGKILL"] += 1
+                continue
+            self.check_call(res, views.get((res["c"], res["db"])), killed)
+
+    def read_view(self, c, db):
+        """What the checker needs to know of a database before generating:
+        the server's settings and the layouts the database defines."""
+        cl = self.clusters[c]
+        try:
+            conn = cl.connect(db)
+        except psycopg2.Error:
+            return None
+        try:
+            with conn.cursor() as cur:
+                # pg_settings, whose setting is in the base unit, unlike SHOW's "1s"
+                cur.execute("SELECT name, setting FROM pg_settings WHERE name IN ('idgen.node_id', "
+                            "'idgen.node_bits', 'idgen.epoch', 'idgen.clock_offset_ms', 'idgen.max_lead_ms')")
+                s = dict(cur.fetchall())
+                node, bits, epoch, offset, lead = (
+                    int(s["idgen.node_id"]), int(s["idgen.node_bits"]), s["idgen.epoch"],
+                    int(s["idgen.clock_offset_ms"]), int(s["idgen.max_lead_ms"]))
+                layouts = {}
+                cur.execute("SELECT to_regclass('idgen_layout') IS NOT NULL")
+                if cur.fetchone()[0]:
+                    cur.execute("SELECT name, (extract(epoch FROM epoch) * 1000)::bigint, "
+                                "(extract(epoch FROM time_unit) * 1000)::int, radix, fields, widths "
+                                "FROM idgen_layout")
+                    for name, e, tick, radix, fields, widths in cur.fetchall():
+                        layouts[name] = Layout(name, e, tick, radix, fields, widths)
+        finally:
+            conn.close()
+        return {"node": node, "bits": bits, "epoch_ms": epoch_date_ms(epoch), "offset": offset,
+                "lead": lead, "layouts": layouts}
+
+    def after_kill(self, kill):
+        """Bring the server back after a kill; returns the killed server."""
+        if not kill:
+            return None
+        cl = self.clusters[kill["c"]]
+        if kill["what"] == "postmaster":
+            cl.start()
+        else:
+            cl.wait_ready()
+        return kill["c"]
+
+    # -- the invariants
+    def check_call(self, res, view, killed):
+        func, layout_name = res["call"][0], res["call"][1]
+        if res["error"] is not None:
+            self.note_error(res, killed)
+        if not res["ids"] or view is None:
+            return
+        if func in ("objectid", "uuidv7"):
+            self.check_opaque(res, view)
+            return
+        layout = self.layout_of(layout_name, view)
+        if layout is None:
+            raise Violation("unknown layout", layout_name,
+                            "%s/%s handed out IDs of layout %s, which the database did not define"
+                            % (res["c"], res["db"], layout_name))
+        key = layout.key(view["bits"])
+        seen = self.seen[key]
+        lin = self.lineage[res["c"]]
+        lo = res["t0"] + view["offset"] - layout.tick_ms - 5
+        hi = max(lin.hi, res["t1"] + view["offset"]) + lin.lead + HWM_STEP_MS + layout.tick_ms + SLACK_MS
+        where = "%s/%s %s" % (res["c"], res["db"], res["text"])
+        for ident in res["ids"]:
+            if ident in seen:
+                raise Violation("repeated ID", layout.name,
+                                "%d of %s handed out again by %s at step %d; first at step %d"
+                                % (ident, layout.describe(), where, self.step, seen[ident]))
+            seen[ident] = self.step
+            self.check_decode(ident, layout, view, lo, hi, where)
+        self.checked[(func, layout.name)] += len(res["ids"])
+
+    def check_decode(self, ident, layout, view, lo, hi, where):
+        values = layout.decode(ident)
+        t = values["time"]
+        if not lo <= t <= hi:
+            raise Violation("wrong time", layout.name,
+                            "%d of %s from %s decodes to %s, outside %s .. %s (offset %d ms)"
+                            % (ident, layout.describe(), where, fmt_ms(t), fmt_ms(lo), fmt_ms(hi),
+                               view["offset"]))
+        problem = node_problem(layout, values, view["node"], view["bits"])
+        if problem:
+            raise Violation("wrong node", layout.name, "%d of %s from %s: %s"
+                            % (ident, layout.describe(), where, problem))
+
+    def check_opaque(self, res, view):
+        """objectid and UUIDv7: unique over the run, time near the clock."""
+        func = res["call"][0]
+        seen = self.seen[(func,)]
+        lin = self.lineage[res["c"]]
+        lo = res["t0"] + view["offset"] - 1005
+        hi = max(lin.hi, res["t1"] + view["offset"]) + 1000 + SLACK_MS
+        for ident in res["ids"]:
+            if ident in seen:
+                raise Violation("repeated ID", func, "%x handed out again at step %d; first at step %d"
+                                % (ident, self.step, seen[ident]))
+            seen[ident] = self.step
+            t = (ident >> 64) * 1000 if func == "objectid" else ident >> 80
+            if not lo <= t <= hi:
+                raise Violation("wrong time", func, "%x from %s/%s has time %s, outside %s .. %s"
+                                % (ident, res["c"], res["db"], fmt_ms(t), fmt_ms(lo), fmt_ms(hi)))
+        self.checked[(func, "")] += len(res["ids"])
+
+    def layout_of(self, name, view):
+        if name in (None, "idgen"):
+            return default_layout(view["epoch_ms"], view["bits"])
+        if name in view["layouts"]:
+            return view["layouts"][name]
+        try:
+            return builtin(name)
+        except KeyError:
+            return None
+
+    def note_error(self, res, killed):
+        code, msg = res["error"]
+        if code == LOST:
+            if killed is None or killed != res["c"]:
+                raise Violation("connection lost", None, "%s/%s lost its connection in %s with no kill: %s"
+                                % (res["c"], res["db"], res["text"], msg))
+            self.refusals["connection lost to our SIGKILL"] += 1
+        elif code == "XX000" and killed is None:
+            raise Violation("internal error", res["call"][1], "%s/%s %s: %s"
+                            % (res["c"], res["db"], res["text"], msg))
+        elif killed is not None and code in ("57P01", "57P02", "57P03", "08006", "08003"):
+            self.refusals["terminated by our SIGKILL"] += 1
+        else:
+            self.refusals["%s %s" % (code, normalize(msg))] += 1
+
+    def close(self):
+        for cl in self.clusters.values():
+            cl.remove()
+
+
+def fmt_ms(ms):
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000.0)) + ".%03d" % (int(ms) % 1000)
+
+
+# -- clients
+SQL = {
+    "next": "SELECT string_agg(idgen_next({args})::text, ',') FROM generate_series(1, {m})",
+    "batch": "SELECT string_agg(i::text, ',') FROM idgen_next_batch({args}) i",
+    "block": "SELECT string_agg(idgen_next_block({args})::text, ',') FROM generate_series(1, {m})",
+    "objectid": "SELECT string_agg(objectid()::text, ',') FROM generate_series(1, {m})",
+    "uuidv7": "SELECT string_agg(replace(idgen_uuidv7()::text, '-', ''), ',') FROM generate_series(1, {m})",
+}
+
+
+def call_sql(call):
+    func, layout, n, m = call
+    args = ([str(n)] if func in ("batch", "block") else []) + (["'%s'" % layout] if layout else [])
+    return SQL[func].format(args=", ".join(args), m=m)
+
+
+def parse_ids(call, text):
+    func, _, n, _ = call
+    if not text:
+        return []
+    if func in ("objectid", "uuidv7"):
+        return [int(x, 16) for x in text.split(",")]
+    ids = [int(x) for x in text.split(",")]
+    if func == "block":
+        return [first + k for first in ids for k in range(n)]
+    return ids
+
+
+def run_client(clusters, spec, out, pids, index):
+    cl = clusters[spec["c"]]
+    base = {"c": spec["c"], "db": spec["db"]}
+    try:
+        conn = cl.connect(spec["db"])
+    except psycopg2.Error as e:
+        out.append(dict(base, call=None, error=normalize(str(e))))
+        return
+    pids[index] = conn.get_backend_pid()
+    try:
+        for call in spec["calls"]:
+            res = dict(base, call=call, text=call_sql(call), ids=[], error=None)
+            res["t0"] = now_ms()
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(res["text"])
+                    text = cur.fetchone()[0]
+                res["t1"] = now_ms()
+                res["ids"] = parse_ids(call, text)
+            except psycopg2.Error as e:
+                res["t1"] = now_ms()
+                code = e.pgcode or LOST
+                res["error"] = (code, str(e))
+            out.append(res)
+            if res["error"] and (res["error"][0] == LOST or conn.closed):
+                break
+    finally:
+        conn.close()
+
+
+def run_clients(clusters, clients, kill):
+    """Every client in a thread of its own, all at once; the kill, if any,
+    fires after its delay from the start."""
+    out, pids = [], {}
+    threads = [threading.Thread(target=run_client, args=(clusters, spec, out, pids, i))
+               for i, spec in enumerate(clients)]
+    for t in threads:
+        t.start()
+    if kill:
+        time.sleep(kill["after_ms"] / 1000.0)
+        cl = clusters[kill["c"]]
+        if kill["what"] == "postmaster":
+            cl.kill_postmaster()
+        else:
+            idx = kill["client"] if kill["client"] is not None and kill["client"] < len(clients) else 0
+            pid = pids.get(idx)
+            if pid is None or clients[idx]["c"] != kill["c"]:
+                pid = backend_pid(cl)
+            if pid:
+                cl.kill_backend(pid)
+    for t in threads:
+        t.join()
+    return out
+
+
+def backend_pid(cl):
+    rows = cl.query("postgres", "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                                "AND pid <> pg_backend_pid() LIMIT 1")
+    if rows:
+        return rows[0][0]
+    return cl.query("postgres", "SELECT pg_backend_pid()")[0][0]
+
+
+def make_template(pg, root):
+    """One initdb for the whole run (and every replay while shrinking)."""
+    path = os.path.join(user_dir(root), "template")
+    as_user([pg.tool("initdb"), "-D", path, "-A", "trust", "-U", "postgres", "--no-sync"])
+    return path
+
