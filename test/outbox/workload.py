@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Outbox writers and pollers against idgen_horizon() (t/080_horizon.pl).
+"""Outbox writers and pollers against idgen_horizon() (t/020_horizon.pl).
 
 Writers commit and roll back transactions of random length (some over a
 second), some taking their ID before they write, some in a savepoint, some
