@@ -156,9 +156,10 @@ sub leader
 
 # The client: inserts and bare SELECTs through a multi-host connection string,
 # each statement allowed 300 ms; every ID it got is recorded.
-# Each ID handed out as a range [first, last]: blocks of 4096, a whole
-# millisecond of one worker id, make a repeat likely wherever two servers
-# generate in the same milliseconds with the same node id.
+# Each ID handed out as a range [first, last]: 200 blocks of 4096 per call,
+# each a whole millisecond of one worker id, cover most milliseconds, so two
+# servers generating in the same milliseconds with the same node id repeat
+# IDs, not merely could.
 my (@handed, $connstr);
 sub client_for
 {
@@ -174,7 +175,7 @@ sub client_for
 				'psql', '-XAtq', '-d', $connstr,
 				'-c', 'INSERT INTO ids DEFAULT VALUES RETURNING id, 1',
 				'-c', 'SELECT idgen_next(), 1 FROM generate_series(1, 50)',
-				'-c', 'SELECT idgen_next_block(4096), 4096 FROM generate_series(1, 5)'
+				'-c', 'SELECT idgen_next_block(4096), 4096 FROM generate_series(1, 200)'
 			],
 			'>', \$out, '2>', \$err, IPC::Run::timeout(10));
 		};
