@@ -7,7 +7,8 @@ use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 
-our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo out_of_order);
+our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo out_of_order
+	find_tool start_daemon stop_daemons);
 
 # idgen_node(name, extra postgresql.conf lines, init options...)
 sub idgen_node
@@ -68,6 +69,63 @@ sub crash_backend
 	eval { $victim->quit };
 	$node->wait_for_log(qr/database system is ready to accept connections/, $log_offset);
 	return $node->log_contains('all server processes terminated; reinitializing', $log_offset);
+}
+
+# The path of an installed program, looked up in PATH and in Debian's sbin
+# directories, or undef: tests that need it skip when it is missing.
+sub find_tool
+{
+	my ($name) = @_;
+	for my $dir (split(/:/, $ENV{PATH} // ''), '/usr/sbin', '/sbin', '/usr/bin')
+	{
+		return "$dir/$name" if $dir ne '' && -x "$dir/$name";
+	}
+	return undef;
+}
+
+# Daemons started by start_daemon, killed by stop_daemons and, whatever
+# happens to the test, at exit.
+my @daemons;
+
+# Starts a program in the background in its own process group, its output
+# appended to $log; returns its pid.  stop_daemons (or the end of the test)
+# SIGKILLs the whole group, so children it spawned go with it.
+sub start_daemon
+{
+	my ($cmd, $log, %env) = @_;
+	my $pid = fork() // die "fork: $!";
+	if ($pid == 0)
+	{
+		setpgrp(0, 0);
+		$ENV{$_} = $env{$_} for keys %env;
+		open STDIN, '<', '/dev/null' or die $!;
+		open STDOUT, '>>', $log or die "$log: $!";
+		open STDERR, '>&', \*STDOUT or die $!;
+		exec(@$cmd) or die "exec $cmd->[0]: $!";
+	}
+	push @daemons, $pid;
+	return $pid;
+}
+
+# SIGKILLs the process groups of the given daemons (all when none given)
+# and reaps them.
+sub stop_daemons
+{
+	my @pids = @_ ? @_ : @daemons;
+	for my $pid (@pids)
+	{
+		kill 'KILL', -$pid;
+		waitpid($pid, 0);
+	}
+	my %gone = map { $_ => 1 } @pids;
+	@daemons = grep { !$gone{$_} } @daemons;
+	return;
+}
+
+END
+{
+	local $?;
+	stop_daemons() if @daemons;
 }
 
 1;

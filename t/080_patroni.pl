@@ -1,0 +1,295 @@
+# Three Patroni members (Debian's patroni, etcd on loopback) and a client
+# taking IDs and blocks from whichever member leads (libpq multi-host,
+# target_session_attrs=read-write), recording every one as a range.  Both
+# standbys stop receiving WAL for 3 s (their walreceivers SIGSTOPped; what
+# they had not read is then lost, as in a network partition) while their
+# clocks run 15 s behind, within idgen.max_clock_regression_ms; the leader is
+# SIGKILLed (Patroni, the postmaster and its children) and Patroni promotes
+# another member.  With synchronous_mode and one shared node id, no ID handed
+# out is issued again; asynchronous with a node id per member, neither.  The
+# control: asynchronous with one shared node id (availability first,
+# maximum_lag_on_failover large) does issue IDs again.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+my $patroni = find_tool('patroni');
+my $etcd = find_tool('etcd');
+plan skip_all => 'patroni and etcd are not installed (Debian packages patroni, etcd-server)'
+  unless $patroni && $etcd;
+
+my $bindir = `pg_config --bindir`;
+chomp $bindir;
+my $port = sub { PostgreSQL::Test::Cluster::get_free_port() };
+
+# Postmasters Patroni started run in their own sessions: kill them at exit.
+my @datadirs;
+sub kill_postmasters
+{
+	for my $d (@datadirs)
+	{
+		next unless open my $fh, '<', "$d/postmaster.pid";
+		my $pid = <$fh>;
+		chomp $pid if $pid;
+		kill 'KILL', $pid if $pid && $pid =~ /^\d+$/;
+	}
+	return;
+}
+END
+{
+	local $?;
+	kill_postmasters();
+}
+
+my @members = qw(m1 m2 m3);
+my ($dir, $etcd_client, %pg_port, %patroni_pid);
+
+# One run: etcd and three Patroni members (shared node id 5, or 1, 2, 3 each
+# in the member's own postgresql.parameters); returns the IDs the client got
+# before, while the standbys received nothing, and from the new leader, how
+# many of them were repeated, and how long the failover took.
+sub member_conf
+{
+	my ($m, $rest, $local, $sync, $own_node_ids) = @_;
+	my $shared_id = $own_node_ids ? '' : "        idgen.node_id: 5\n";
+	return qq(scope: idgen
+name: $m
+restapi:
+  listen: 127.0.0.1:$rest
+  connect_address: 127.0.0.1:$rest
+etcd3:
+  hosts: 127.0.0.1:$etcd_client
+bootstrap:
+  dcs:
+    ttl: 10
+    loop_wait: 1
+    retry_timeout: 3
+    maximum_lag_on_failover: 1073741824
+    synchronous_mode: $sync
+    postgresql:
+      use_pg_rewind: true
+      parameters:
+        shared_preload_libraries: idgen
+$shared_id        wal_level: replica
+        idgen.max_clock_regression_ms: 20000
+        hot_standby: 'on'
+        max_wal_senders: 10
+        max_replication_slots: 10
+        wal_log_hints: 'on'
+  initdb:
+    - auth: trust
+    - encoding: UTF8
+postgresql:
+  listen: 127.0.0.1:$pg_port{$m}
+  connect_address: 127.0.0.1:$pg_port{$m}
+  data_dir: $dir/$m
+  bin_dir: $bindir
+  pgpass: $dir/pgpass_$m
+  authentication:
+    superuser:
+      username: postgres
+    replication:
+      username: postgres
+    rewind:
+      username: postgres
+  pg_hba:
+    - local all all trust
+    - host all all 127.0.0.1/32 trust
+    - host replication all 127.0.0.1/32 trust
+  parameters:
+    unix_socket_directories: '$dir'
+$local
+);
+}
+
+sub start_member
+{
+	my ($m, $local, $sync, $own_node_ids) = @_;
+	my $rest = $port->();
+	$local .= "\n    idgen.node_id: " . substr($m, 1) if $own_node_ids;
+	PostgreSQL::Test::Utils::append_to_file("$dir/$m.yml",
+		member_conf($m, $rest, $local, $sync, $own_node_ids));
+	$patroni_pid{$m} = start_daemon([ $patroni, "$dir/$m.yml" ], "$dir/$m.log");
+}
+
+sub psql_on
+{
+	my ($m, $sql) = @_;
+	my ($out, $err) = ('', '');
+	eval {
+		IPC::Run::run([ 'psql', '-XAtq', '-h', '127.0.0.1', '-p', $pg_port{$m}, '-U', 'postgres',
+			'-d', 'postgres', '-c', $sql ], '>', \$out, '2>', \$err, IPC::Run::timeout(10));
+	};
+	chomp $out;
+	return $out;
+}
+
+sub wait_for
+{
+	my ($what, $seconds, $check) = @_;
+	my $end = time() + $seconds;
+	while (time() < $end)
+	{
+		my $r = eval { $check->() };
+		return $r if $r;
+		sleep 0.3;
+	}
+	return undef;
+}
+
+sub leader
+{
+	for my $m (@members)
+	{
+		next unless $patroni_pid{$m};
+		return $m if eval { psql_on($m, 'SELECT pg_is_in_recovery()') } eq 'f';
+	}
+	return undef;
+}
+
+# The client: inserts and bare SELECTs through a multi-host connection string,
+# each statement allowed 300 ms; every ID it got is recorded.
+# Each ID handed out as a range [first, last]: 200 blocks of 4096 per call,
+# each a whole millisecond of one worker id, cover most milliseconds, so two
+# servers generating in the same milliseconds with the same node id repeat
+# IDs, not merely could.
+my (@handed, $connstr);
+sub client_for
+{
+	my ($seconds) = @_;
+	my $end = time() + $seconds;
+	while (time() < $end)
+	{
+		my ($out, $err) = ('', '');
+		# A call that hangs past 10 s is killed and counts as a failure.
+		eval {
+			IPC::Run::run(
+			[
+				'psql', '-XAtq', '-d', $connstr,
+				'-c', 'INSERT INTO ids DEFAULT VALUES RETURNING id, 1',
+				'-c', 'SELECT idgen_next(), 1 FROM generate_series(1, 50)',
+				'-c', 'SELECT idgen_next_block(4096), 4096 FROM generate_series(1, 200)'
+			],
+			'>', \$out, '2>', \$err, IPC::Run::timeout(10));
+		};
+		push @handed, map { [ split /\|/ ] } grep { /^\d+\|\d+$/ } split /\n/, $out;
+	}
+	return;
+}
+
+# How many of the ranges handed out overlap an earlier one.
+sub repeats
+{
+	my @sorted = sort { $a->[0] <=> $b->[0] } @handed;
+	my ($n, $reach) = (0, -1);
+	for my $r (@sorted)
+	{
+		$n++ if $r->[0] <= $reach;
+		my $last = $r->[0] + $r->[1] - 1;
+		$reach = $last if $last > $reach;
+	}
+	return $n;
+}
+
+sub scenario
+{
+	my ($name, $sync, $own_node_ids) = @_;
+	$dir = PostgreSQL::Test::Utils::tempdir();
+	%pg_port = ();
+	%patroni_pid = ();
+	@datadirs = ();
+	my $etcd_peer;
+	($etcd_client, $etcd_peer) = ($port->(), $port->());
+	start_daemon(
+		[
+			$etcd, '--name=e1', "--data-dir=$dir/etcd",
+			"--listen-client-urls=http://127.0.0.1:$etcd_client",
+			"--advertise-client-urls=http://127.0.0.1:$etcd_client",
+			"--listen-peer-urls=http://127.0.0.1:$etcd_peer",
+			"--initial-advertise-peer-urls=http://127.0.0.1:$etcd_peer",
+			"--initial-cluster=e1=http://127.0.0.1:$etcd_peer"
+		],
+		"$dir/etcd.log");
+
+	for my $m (@members)
+	{
+		$pg_port{$m} = $port->();
+		push @datadirs, "$dir/$m";
+	}
+
+	# The standbys' clocks run 15 s behind (more than a failover takes here),
+	# within idgen.max_clock_regression_ms.
+	start_member('m1', '', $sync, $own_node_ids);
+	my $first = wait_for('m1 leads', 60, sub { leader() });
+	ok($first, "$name: Patroni bootstrapped a leader ($first)") or BAIL_OUT('no leader');
+	psql_on($first, 'CREATE EXTENSION idgen; CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT idgen_next())');
+	start_member($_, "    idgen.clock_offset_ms: -15000", $sync, $own_node_ids) for qw(m2 m3);
+	my $sync_standbys = $sync eq 'true' ? 1 : 0;
+	ok(wait_for('standbys', 90, sub {
+		psql_on($first, q(SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming')) eq '2'
+		  && psql_on($first, q(SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync')) eq $sync_standbys
+	}), "$name: two standbys stream, $sync_standbys synchronous");
+
+	my $hosts = join(',', map { '127.0.0.1' } @members);
+	my $ports = join(',', map { $pg_port{$_} } @members);
+	$connstr = "host=$hosts port=$ports dbname=postgres user=postgres "
+	  . "target_session_attrs=read-write connect_timeout=2 options='-c statement_timeout=300'";
+	@handed = ();
+	client_for(3);
+	my $before = @handed;
+	cmp_ok($before, '>', 20, "$name: the client got $before IDs or blocks from the leader $first");
+
+	# Both standbys stop receiving WAL for 3 s while the client keeps asking.
+	my @walreceivers;
+	wait_for('walreceivers', 30, sub {
+		@walreceivers = grep { $_ } map { psql_on($_, q(SELECT pid FROM pg_stat_wal_receiver)) }
+		  grep { $_ ne $first } @members;
+		return @walreceivers == 2;
+	});
+	is(scalar(@walreceivers), 2, "$name: both standbys have a walreceiver");
+	kill 'STOP', @walreceivers;
+	client_for(3);
+	my $while_stopped = @handed - $before;
+	note("$while_stopped IDs handed out while the standbys received nothing");
+
+	# The leader dies: Patroni, the postmaster and its children.
+	open my $fh, '<', "$dir/$first/postmaster.pid" or die $!;
+	my $postmaster = <$fh>;
+	chomp $postmaster;
+	my @children = split ' ', `ps -o pid= --ppid $postmaster`;
+	kill 'KILL', -$patroni_pid{$first};
+	kill 'KILL', $postmaster, @children;
+	delete $patroni_pid{$first};
+	# What the stopped walreceivers had not read is lost, as in a network
+	# partition: they are killed (their servers restart) rather than woken.
+	kill 'KILL', @walreceivers;
+	my $t0 = time();
+	my $second = wait_for('a new leader', 60, sub { leader() });
+	ok($second, sprintf('%s: Patroni promoted %s after %.1f s', $name, $second // 'nobody', time() - $t0));
+	client_for(8);
+	my $after = @handed - $before - $while_stopped;
+	cmp_ok($after, '>', 20, "$name: the client got $after IDs or blocks from the new leader");
+
+	my $repeated = repeats();
+	note("$name: $before IDs before, $while_stopped while the standbys received nothing, $after after; $repeated repeated");
+	stop_daemons();
+	kill_postmasters();
+	return ($repeated, scalar(@handed));
+}
+
+my ($repeated, $ids) = scenario('sync', 'true', 0);
+is($repeated, 0, "synchronous_mode, one shared node id: none of the $ids IDs and blocks handed out is issued again");
+($repeated, $ids) = scenario('async', 'false', 0);
+cmp_ok($repeated, '>', 0,
+	"control: asynchronous, one shared node id: $repeated of the $ids IDs and blocks handed out are issued again");
+($repeated, $ids) = scenario('async_own_ids', 'false', 1);
+is($repeated, 0, "asynchronous, a node id per member: none of the $ids IDs and blocks handed out is issued again");
+
+done_testing();
