@@ -9,6 +9,7 @@ OBJS = \
 	src/clone.o \
 	src/constraint.o \
 	src/decode.o \
+	src/durable.o \
 	src/encode.o \
 	src/generator.o \
 	src/horizon.o \

@@ -47,8 +47,6 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "access/transam.h"
 #include "access/twophase.h"
@@ -69,6 +67,7 @@
 #include "catalog.h"
 #include "clock.h"
 #include "compat.h"
+#include "durable.h"
 #include "horizon.h"
 #include "hwm.h"
 #include "layout.h"
@@ -222,7 +221,6 @@ static void
 horizon_write_file(int64 mark)
 {
 	StringInfoData buf;
-	int			fd;
 
 	if (hz->broken)
 		return;
@@ -232,27 +230,7 @@ horizon_write_file(int64 mark)
 	for (int i = 0; i < hz->nprepared; i++)
 		appendStringInfo(&buf, "prepared %u %lld\n", hz->prepared[i].xid,
 						 (long long) hz->prepared[i].ms);
-	fd = OpenTransientFile(HORIZON_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-	if (fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", HORIZON_TMP_FILE)));
-	errno = 0;
-	if (write(fd, buf.data, buf.len) != buf.len || pg_fsync(fd) != 0)
-	{
-		int			save_errno = errno ? errno : ENOSPC;
-
-		CloseTransientFile(fd);
-		errno = save_errno;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", HORIZON_TMP_FILE)));
-	}
-	if (CloseTransientFile(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", HORIZON_TMP_FILE)));
-	(void) durable_rename(HORIZON_TMP_FILE, HORIZON_FILE, ERROR);
+	durable_replace_file(HORIZON_FILE, HORIZON_TMP_FILE, buf.data, buf.len);
 	hz->mark = mark;
 	pfree(buf.data);
 }

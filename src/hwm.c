@@ -53,8 +53,6 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -83,6 +81,7 @@
 
 #include "clock.h"
 #include "compat.h"
+#include "durable.h"
 #include "horizon.h"
 #include "hwm.h"
 #include "layout.h"
@@ -529,7 +528,6 @@ static void
 hwm_write_file(const int64 *marks)
 {
 	StringInfoData buf;
-	int			fd;
 
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "# idgen high-water marks: layout, epoch and mark in Unix milliseconds, node id and node bits\n");
@@ -537,27 +535,7 @@ hwm_write_file(const int64 *marks)
 		if (hwm->entries[i].name[0] != '\0')
 			hwm_write_line(&buf, &hwm->entries[i], marks[i]);
 
-	fd = OpenTransientFile(HWM_TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-	if (fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m", HWM_TMP_FILE)));
-	errno = 0;
-	if (write(fd, buf.data, buf.len) != buf.len || pg_fsync(fd) != 0)
-	{
-		int			save_errno = errno ? errno : ENOSPC;
-
-		CloseTransientFile(fd);
-		errno = save_errno;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m", HWM_TMP_FILE)));
-	}
-	if (CloseTransientFile(fd) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m", HWM_TMP_FILE)));
-	(void) durable_rename(HWM_TMP_FILE, HWM_FILE, ERROR);
+	durable_replace_file(HWM_FILE, HWM_TMP_FILE, buf.data, buf.len);
 	pfree(buf.data);
 }
 
