@@ -34,7 +34,7 @@ $node->pgbench(
 	});
 
 my $counts = $node->safe_psql('postgres', q(
-	SELECT count(*) > 10000, count(DISTINCT (idgen_decode(id)).worker_id) > 1 FROM ids));
+	SELECT count(*) > 2000, count(DISTINCT (idgen_decode(id)).worker_id) > 1 FROM ids));
 is($counts, 't|t', 'many IDs over several worker ids, all unique (primary key)');
 
 $node->stop;
