@@ -27,6 +27,16 @@ SELECT layout, ids, shared_ids, clock_regressions, confirm_waits,
        stats_reset >= :'t_reset'::timestamptz - interval '1 s' AS reset_ok
 FROM idgen_stats WHERE ids <> 0 ORDER BY layout;
 
+-- a layout of two IDs per millisecond: 3000 IDs take 1.5 s of ticks, so
+-- generating them borrows the most idgen.max_lead_ms allows (1 s) and then
+-- waits for the clock
+SELECT idgen_define_layout('stats_tiny', '2020-01-01+00', '{time,node,sequence}', '{41,4,1}');
+SELECT count(DISTINCT id) FROM (SELECT idgen_next('stats_tiny') AS id FROM generate_series(1, 3000)) s;
+SELECT ids, shared_ids, clock_waits > 0 AS waited, clock_wait_ms > 100 AS wait_time_counted,
+       max_lead_ms BETWEEN 900 AND 1000 AS lead_borrowed, mark_lead_ms > 0 AS mark_ahead
+FROM idgen_stats WHERE layout = 'stats_tiny';
+SELECT idgen_drop_layout('stats_tiny');
+
 -- counts of an open transaction are published when it ends
 BEGIN;
 SELECT count(idgen_next()) FROM generate_series(1, 5);
