@@ -1,7 +1,7 @@
 # The Prometheus queries file (contrib/prometheus/idgen.yaml) with the real
 # prometheus-postgres-exporter: its idgen_stats metrics, scraped over
-# loopback, carry the counts of sessions that generated and ended, follow a
-# reset, and give each layout's time left.
+# loopback, carry the counts of sessions that generated and ended (one
+# terminated in a transaction), follow a reset, and give each layout's time left.
 use strict;
 use warnings;
 use FindBin;
@@ -76,6 +76,11 @@ $node->safe_psql('postgres', 'SELECT idgen_stats_reset()');
 is(metric('ids', 'idgen'), 0, 'reset: no IDs');
 $node->safe_psql('postgres', 'SELECT idgen_next()');
 is(metric('ids', 'idgen'), 1, 'one ID after the reset');
+
+# a session terminated in the middle of a transaction
+$node->psql('postgres', 'BEGIN; SELECT count(idgen_next()) FROM generate_series(1, 41); '
+	  . 'SELECT pg_terminate_backend(pg_backend_pid())');
+is(metric('ids', 'idgen'), 42, 'a terminated session counts too');
 
 $h->kill_kill;
 $node->stop;
