@@ -15,8 +15,11 @@
  * counts.  Entries live until the server restarts (or crash reinitialises
  * shared memory).
  *
- * Locking: stats->lock guards the entries, exclusive to publish or reset,
- * shared to read.  It is taken alone.
+ * Locking: stats->lock guards which definition each entry holds: exclusive
+ * to give an entry to a definition and to reset, shared to read and to
+ * publish, which adds to the counters atomically.  A backend remembers its
+ * entry and incarnation, so publishing takes the lock shared, with no
+ * search, while the entry stays its definition's.  It is taken alone.
  */
 #include "postgres.h"
 
@@ -40,6 +43,10 @@
 
 #define STATS_MAX_ENTRIES 1024
 
+/* StatsCounters' fields, in order, as the shared entry's atomic counters. */
+#define STATS_NCOUNTERS 7
+#define STATS_MAX_LEAD 6		/* the one kept as a maximum */
+
 typedef struct StatsEntry
 {
 	uint64		incarnation;	/* 0 when unused */
@@ -47,9 +54,9 @@ typedef struct StatsEntry
 	LayoutKey	key;
 	HwmEntry   *hwm;			/* the layout's mark on this server */
 	int64		end_ms;			/* last Unix ms the time field holds */
-	StatsCounters counts;
+	pg_atomic_uint64 counts[STATS_NCOUNTERS];
+	pg_atomic_uint64 published; /* TimestampTz last added to */
 	TimestampTz reset;			/* counting since */
-	TimestampTz published;		/* last added to */
 } StatsEntry;
 
 typedef struct StatsShared
@@ -67,6 +74,8 @@ struct StatsLocal
 	int64		end_ms;
 	GenState   *own;
 	uint64		own_base;		/* own->issued already counted */
+	int			entry;			/* where its counts were last published */
+	uint64		entry_incarnation;
 	StatsCounters pending;
 	StatsLocal *next;
 };
@@ -101,6 +110,12 @@ stats_shmem_startup(void)
 	{
 		memset(stats, 0, stats_shmem_size());
 		stats->lock = &(GetNamedLWLockTranche("idgen stats"))[0].lock;
+		for (int i = 0; i < STATS_MAX_ENTRIES; i++)
+		{
+			for (int c = 0; c < STATS_NCOUNTERS; c++)
+				pg_atomic_init_u64(&stats->entries[i].counts[c], 0);
+			pg_atomic_init_u64(&stats->entries[i].published, 0);
+		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -141,10 +156,12 @@ stats_entry(const StatsLocal *l)
 			return e;
 		if (victim == NULL ||
 			(victim->incarnation != 0 &&
-			 (e->incarnation == 0 || e->published < victim->published)))
+			 (e->incarnation == 0 ||
+			  pg_atomic_read_u64(&e->published) < pg_atomic_read_u64(&victim->published))))
 			victim = e;
 	}
-	memset(victim, 0, sizeof(*victim));
+	for (int c = 0; c < STATS_NCOUNTERS; c++)
+		pg_atomic_write_u64(&victim->counts[c], 0);
 	victim->incarnation = ++stats->incarnations;
 	victim->hash = l->hash;
 	victim->key = l->key;
@@ -155,44 +172,75 @@ stats_entry(const StatsLocal *l)
 }
 
 static void
-stats_add(StatsCounters *to, const StatsCounters *c)
+stats_to_array(const StatsCounters *c, uint64 *a)
 {
-	to->ids += c->ids;
-	to->shared_ids += c->shared_ids;
-	to->clock_waits += c->clock_waits;
-	to->clock_wait_us += c->clock_wait_us;
-	to->regressions += c->regressions;
-	to->confirm_waits += c->confirm_waits;
-	to->max_lead_ms = Max(to->max_lead_ms, c->max_lead_ms);
+	a[0] = c->ids;
+	a[1] = c->shared_ids;
+	a[2] = c->clock_waits;
+	a[3] = c->clock_wait_us;
+	a[4] = c->regressions;
+	a[5] = c->confirm_waits;
+	a[STATS_MAX_LEAD] = (uint64) c->max_lead_ms;
+}
+
+/* Adds c to e's counters; the caller holds the lock, shared or exclusive. */
+static void
+stats_add(StatsEntry *e, const StatsCounters *c, TimestampTz now)
+{
+	uint64		a[STATS_NCOUNTERS];
+	uint64		lead;
+
+	stats_to_array(c, a);
+	for (int i = 0; i < STATS_NCOUNTERS; i++)
+		if (i != STATS_MAX_LEAD && a[i] != 0)
+			pg_atomic_fetch_add_u64(&e->counts[i], a[i]);
+	lead = pg_atomic_read_u64(&e->counts[STATS_MAX_LEAD]);
+	while (lead < a[STATS_MAX_LEAD] &&
+		   !pg_atomic_compare_exchange_u64(&e->counts[STATS_MAX_LEAD], &lead, a[STATS_MAX_LEAD]))
+		;
+	pg_atomic_write_u64(&e->published, (uint64) now);
+}
+
+/*
+ * Publishes l's pending counts into its definition's entry: under the lock
+ * shared when the entry it used last is still its definition's, else under
+ * the lock exclusive, finding or giving it one.
+ */
+static void
+stats_publish_one(StatsLocal *l, TimestampTz now)
+{
+	StatsEntry *e;
+
+	LWLockAcquire(stats->lock, LW_SHARED);
+	e = &stats->entries[l->entry];
+	if (l->entry_incarnation == 0 || e->incarnation != l->entry_incarnation)
+	{
+		LWLockRelease(stats->lock);
+		LWLockAcquire(stats->lock, LW_EXCLUSIVE);
+		e = stats_entry(l);
+		l->entry = e - stats->entries;
+		l->entry_incarnation = e->incarnation;
+	}
+	stats_add(e, &l->pending, now);
+	LWLockRelease(stats->lock);
+	memset(&l->pending, 0, sizeof(l->pending));
 }
 
 /* Publishes this backend's counts; takes the lock only when there are some. */
 static void
 stats_publish(void)
 {
-	bool		locked = false;
 	TimestampTz now = 0;
 
 	for (StatsLocal *l = my_locals; l != NULL; l = l->next)
 	{
-		StatsEntry *e;
-
 		stats_collect(l);
 		if (stats_nothing(&l->pending))
 			continue;
-		if (!locked)
-		{
+		if (now == 0)
 			now = GetCurrentTimestamp();
-			LWLockAcquire(stats->lock, LW_EXCLUSIVE);
-			locked = true;
-		}
-		e = stats_entry(l);
-		stats_add(&e->counts, &l->pending);
-		e->published = now;
-		memset(&l->pending, 0, sizeof(l->pending));
+		stats_publish_one(l, now);
 	}
-	if (locked)
-		LWLockRelease(stats->lock);
 }
 
 static void
@@ -275,21 +323,24 @@ stats_track(StatsLocal *l, GenState *own)
 #define STATS_COLS 12
 
 static void
-stats_add_row(ReturnSetInfo *rsinfo, const StatsEntry *e, int64 now)
+stats_add_row(ReturnSetInfo *rsinfo, StatsEntry *e, int64 now)
 {
 	Datum		values[STATS_COLS];
 	bool		nulls[STATS_COLS] = {false};
 	int64		mark = e->hwm ? hwm_mark(e->hwm) : 0;
+	uint64		c[STATS_NCOUNTERS];
 	Interval   *left = palloc0(sizeof(Interval));
 
+	for (int i = 0; i < STATS_NCOUNTERS; i++)
+		c[i] = pg_atomic_read_u64(&e->counts[i]);
 	values[0] = CStringGetTextDatum(e->key.name);
-	values[1] = Int64GetDatum((int64) e->counts.ids);
-	values[2] = Int64GetDatum((int64) e->counts.shared_ids);
-	values[3] = Int64GetDatum((int64) e->counts.clock_waits);
-	values[4] = Float8GetDatum(e->counts.clock_wait_us / 1000.0);
-	values[5] = Int64GetDatum((int64) e->counts.regressions);
-	values[6] = Int64GetDatum(e->counts.max_lead_ms);
-	values[7] = Int64GetDatum((int64) e->counts.confirm_waits);
+	values[1] = Int64GetDatum((int64) c[0]);
+	values[2] = Int64GetDatum((int64) c[1]);
+	values[3] = Int64GetDatum((int64) c[2]);
+	values[4] = Float8GetDatum(c[3] / 1000.0);
+	values[5] = Int64GetDatum((int64) c[4]);
+	values[6] = Int64GetDatum((int64) c[STATS_MAX_LEAD]);
+	values[7] = Int64GetDatum((int64) c[5]);
 	values[8] = TimestampTzGetDatum(clock_ms_to_timestamptz(mark));
 	nulls[8] = mark <= 0;
 	values[9] = Int64GetDatum(mark - now);
@@ -327,7 +378,8 @@ idgen_stats_reset(PG_FUNCTION_ARGS)
 	LWLockAcquire(stats->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < STATS_MAX_ENTRIES; i++)
 	{
-		memset(&stats->entries[i].counts, 0, sizeof(StatsCounters));
+		for (int c = 0; c < STATS_NCOUNTERS; c++)
+			pg_atomic_write_u64(&stats->entries[i].counts[c], 0);
 		stats->entries[i].reset = now;
 	}
 	LWLockRelease(stats->lock);
