@@ -19,6 +19,7 @@ OBJS = \
 	src/objectid.o \
 	src/registry.o \
 	src/settings.o \
+	src/stats.o \
 	src/step.o \
 	src/uuidv7.o
 
@@ -26,7 +27,7 @@ EXTENSION = idgen
 DATA = idgen--1.0.sql idgen--1.0--1.1.sql idgen--1.1--1.2.sql idgen--1.2--1.3.sql
 PGFILEDESC = "idgen - unique, time-ordered 64-bit IDs"
 
-REGRESS = next decode layouts layouts_next layouts_custom guc encode uuidv7 objectid_io objectid_ops objectid_gen objectid_index multinode multinode_adopt privileges limits mark_wal pgedge partitions next_block nulls horizon
+REGRESS = next decode layouts layouts_next layouts_custom guc encode uuidv7 objectid_io objectid_ops objectid_gen objectid_index multinode multinode_adopt privileges limits mark_wal pgedge partitions next_block nulls horizon stats
 REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/idgen.conf --encoding=UTF8 \
 	--load-extension=idgen
 ISOLATION = concurrent_next horizon_cursor

@@ -140,3 +140,38 @@ LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION idgen_horizon(text) IS
 'idgen_horizon() in a named layout';
+
+-- idgen_stats: what the generator does, per layout definition (issue #21).
+--
+-- Backends publish their counts at transaction end and at exit, so the
+-- counts are exact for finished transactions.  The view reveals counts and
+-- times only, so PUBLIC may read it; resetting is for the owner and those
+-- granted it.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION idgen_stats(
+	OUT layout text, OUT ids bigint, OUT shared_ids bigint,
+	OUT clock_waits bigint, OUT clock_wait_ms double precision,
+	OUT clock_regressions bigint, OUT max_lead_ms bigint,
+	OUT confirm_waits bigint, OUT mark timestamptz, OUT mark_lead_ms bigint,
+	OUT time_left interval, OUT stats_reset timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'idgen_stats'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+CREATE VIEW idgen_stats AS SELECT * FROM idgen_stats();
+
+GRANT SELECT ON idgen_stats TO PUBLIC;
+
+COMMENT ON VIEW idgen_stats IS
+'IDs made, clock and standby waits, lead borrowed and the high-water mark, per layout definition';
+
+CREATE FUNCTION idgen_stats_reset()
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_stats_reset'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+REVOKE ALL ON FUNCTION idgen_stats_reset() FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_stats_reset() IS
+'zeroes the counts of idgen_stats for every layout';

@@ -39,6 +39,7 @@
 #include "layout.h"
 #include "registry.h"
 #include "settings.h"
+#include "stats.h"
 #include "step.h"
 
 /* Most IDs idgen_next_batch() makes in one call; they are kept in memory. */
@@ -119,6 +120,7 @@ generator_claim(void)
 		generator_plan_default();
 		generator_start_as_holder(&slot->gen, &default_plan);
 		my_gen = &slot->gen;
+		stats_track(default_plan.stats, my_gen);
 	}
 	else
 	{
@@ -172,7 +174,14 @@ generator_next_locked(LayoutStateRef *shared, const GenPlan *plan, int64 n)
 		done = step_try(st, plan, clock_now_ms(), n, &id, &wait);
 		registry_unlock_state(shared);
 		if (done)
+		{
+			if (plan->stats)
+			{
+				stats_pending(plan->stats)->ids += n;
+				stats_pending(plan->stats)->shared_ids += n;
+			}
 			return id;
+		}
 		step_wait(plan, &wait);
 	}
 }
@@ -272,6 +281,7 @@ generator_plan(GenPlan *plan, const IdgenLayout *layout, int64 *workers)
 	memset(plan, 0, sizeof(*plan));
 	plan->layout = layout;
 	plan->hwm = hwm_attach(layout);
+	plan->stats = stats_local(layout, plan->hwm);
 	plan->tick_ms = layout->tick_ms;
 	plan->seq_max = layout->size[IDGEN_FIELD_SEQ] - 1;
 	plan->seq_scale = layout->scale[IDGEN_FIELD_SEQ];
@@ -292,6 +302,8 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 	int64		workers;
 	bool		was_dedicated = lg->dedicated && lg->claim == my_claims;
 
+	/* Count the old plan's IDs before its state may be started over. */
+	stats_track(plan->stats, NULL);
 	generator_plan(plan, layout, &workers);
 	/* The definition may have changed: look its shared state up again. */
 	lg->shared = (LayoutStateRef) LAYOUT_STATE_REF_INIT;
@@ -308,6 +320,7 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 		else
 			/* Fields packed under the old plan must not be reused. */
 			step_skip_past(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms);
+		stats_track(plan->stats, &lg->gen);
 	}
 	lg->claim = my_claims;
 	lg->catalog = catalog_generation();
@@ -351,7 +364,10 @@ generator_layout_lookup(const char *name)
 
 		lg = hash_search(layout_gens, name, HASH_ENTER, &found);
 		if (!found)
+		{
 			lg->dedicated = false;
+			lg->plan.stats = NULL;
+		}
 		generator_plan_layout(lg, layout);
 	}
 	return lg;

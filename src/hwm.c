@@ -175,7 +175,7 @@ hwm_convert(int64 mark, int64 from_epoch, int64 to_epoch)
 	return Max(mark + (to_epoch - from_epoch), 0);
 }
 
-static int64
+int64
 hwm_mark(HwmEntry *e)
 {
 	return (int64) pg_atomic_read_u64(&e->mark);

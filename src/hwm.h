@@ -24,6 +24,7 @@ extern void hwm_register(void);
 
 extern HwmEntry *hwm_attach(const IdgenLayout *layout);
 extern int64 hwm_floor(const HwmEntry *entry);
+extern int64 hwm_mark(HwmEntry *entry);
 extern int64 hwm_fresh_floor(HwmEntry *entry);
 extern int64 hwm_shared_floor(const HwmEntry *entry);
 extern void hwm_retire(HwmEntry *entry, int64 tick_start_ms);

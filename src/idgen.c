@@ -19,6 +19,7 @@
 #include "layout.h"
 #include "registry.h"
 #include "settings.h"
+#include "stats.h"
 
 IDGEN_MODULE_MAGIC;
 
@@ -36,6 +37,7 @@ idgen_shmem_request(void)
 	hwm_shmem_request();
 	clone_shmem_request();
 	horizon_shmem_request();
+	stats_shmem_request();
 }
 
 static void
@@ -47,6 +49,7 @@ idgen_shmem_startup(void)
 	hwm_shmem_startup();
 	clone_shmem_startup();
 	horizon_shmem_startup();
+	stats_shmem_startup();
 }
 
 void

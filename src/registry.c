@@ -70,18 +70,6 @@ typedef union RegistrySlotPadded
 	char		pad[TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(RegistrySlot))];
 } RegistrySlotPadded;
 
-/* What a layout state belongs to: a layout definition, whole. */
-typedef struct LayoutKey
-{
-	char		name[NAMEDATALEN];
-	int64		epoch_ms;
-	int32		tick_ms;
-	int32		radix;
-	int32		nfields;
-	int32		order[IDGEN_NFIELDS];
-	int32		width[IDGEN_NFIELDS];
-} LayoutKey;
-
 /*
  * Generator state of a layout definition other than the default, for
  * backends that generate in it without a worker id of their own; kept until
@@ -245,7 +233,7 @@ registry_claim_slot(int *index)
 	return slot;
 }
 
-static void
+void
 registry_layout_key(LayoutKey *key, const IdgenLayout *layout)
 {
 	memset(key, 0, sizeof(*key));

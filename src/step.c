@@ -6,6 +6,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/latch.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -132,6 +133,8 @@ step_clock_behind(GenState *st, const GenPlan *plan, int64 now)
 	{
 		st->clock_behind = true;
 		st->regressions++;
+		if (plan->stats)
+			stats_pending(plan->stats)->regressions++;
 		ereport(LOG,
 				(errmsg("idgen: system clock is %lld ms behind the time of the newest ID",
 						(long long) behind),
@@ -195,6 +198,12 @@ step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
 	/* The tick's start: a long tick must not push the mark far ahead. */
 	if (!hwm_reserve(plan->hwm, ms))
 		return false;
+	if (ms - st->clock_high > 0 && plan->stats)
+	{
+		StatsCounters *c = stats_pending(plan->stats);
+
+		c->max_lead_ms = Max(c->max_lead_ms, ms - st->clock_high);
+	}
 	if (plan->holder_last_ms != NULL)
 		*plan->holder_last_ms = Max(*plan->holder_last_ms, ms + plan->tick_ms - 1);
 	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / plan->tick_ms;
@@ -206,13 +215,30 @@ step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
 	return true;
 }
 
+/* Waits as told, counting the wait for idgen_stats. */
 void
 step_wait(const GenPlan *plan, const GenWait *wait)
 {
+	StatsCounters *c = plan->stats ? stats_pending(plan->stats) : NULL;
+	instr_time	start,
+				spent;
+
 	if (wait->confirm_ms >= 0)
+	{
+		if (c)
+			c->confirm_waits++;
 		hwm_wait_confirmed(plan->hwm, wait->confirm_ms);
-	else
-		step_sleep_until(plan, wait->until_ms);
+		return;
+	}
+	INSTR_TIME_SET_CURRENT(start);
+	step_sleep_until(plan, wait->until_ms);
+	if (c)
+	{
+		INSTR_TIME_SET_CURRENT(spent);
+		INSTR_TIME_SUBTRACT(spent, start);
+		c->clock_waits++;
+		c->clock_wait_us += INSTR_TIME_GET_MICROSEC(spent);
+	}
 }
 
 

@@ -27,6 +27,7 @@
 #include "hwm.h"
 #include "layout.h"
 #include "settings.h"
+#include "stats.h"
 
 /*
  * Generator state: where a worker id (or a layout's shared state) is in its
@@ -62,6 +63,7 @@ typedef struct GenPlan
 	int64		shard_count;
 	int64	   *holder_last_ms; /* a worker id's newest ms, for its next holder */
 	HwmEntry   *hwm;			/* the layout's high-water mark */
+	StatsLocal *stats;			/* this backend's counts of the layout */
 } GenPlan;
 
 /*

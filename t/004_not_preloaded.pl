@@ -25,6 +25,10 @@ like($err, qr/HINT:  Add idgen to shared_preload_libraries/, 'hint says what to 
 
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM idgen_workers');
 like($err, qr/idgen must be loaded via shared_preload_libraries/, 'the view says the same');
+($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM idgen_stats');
+like($err, qr/idgen must be loaded via shared_preload_libraries/, 'and idgen_stats');
+($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_stats_reset()');
+like($err, qr/idgen must be loaded via shared_preload_libraries/, 'and idgen_stats_reset()');
 
 is($node->safe_psql('postgres',
 	"SET TimeZone = 'UTC'; SELECT ts FROM idgen_decode(4194304000)"),

@@ -1,0 +1,106 @@
+# The Prometheus queries file (contrib/prometheus/idgen.yaml) with the real
+# prometheus-postgres-exporter: its idgen_stats metrics, scraped over
+# loopback, carry the counts of sessions that generated and ended (one
+# terminated in a transaction), follow a reset, and give each layout's time left.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use HTTP::Tiny;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $exporter = '/usr/bin/prometheus-postgres-exporter';
+plan skip_all => "$exporter is missing (Debian package prometheus-postgres-exporter)"
+  unless -x $exporter;
+
+my $node = idgen_node('exporter', "idgen.node_id = 2\n");
+my $port = PostgreSQL::Test::Cluster::get_free_port();
+my $queries = "$FindBin::RealBin/../contrib/prometheus/idgen.yaml";
+my ($out, $err) = ('', '');
+my $dsn = 'host=' . $node->host . ' port=' . $node->port
+  . ' user=' . getpwuid($<) . ' dbname=postgres sslmode=disable';
+local $ENV{DATA_SOURCE_NAME} = $dsn;
+my $h = IPC::Run::start(
+	[ $exporter, "--extend.query-path=$queries",
+	  "--web.listen-address=127.0.0.1:$port",
+	  '--disable-default-metrics', '--disable-settings-metrics' ],
+	'>', \$out, '2>', \$err);
+
+# The exporter goes, whatever happens to the test.
+END { $h->kill_kill if $h && $h->pumpable; }
+
+my $http = HTTP::Tiny->new(timeout => 10);
+
+# The value of metric idgen_stats_NAME for a layout, scraping until it
+# appears (the exporter needs a moment to start).
+sub metric
+{
+	my ($name, $layout) = @_;
+	for (1 .. 100)
+	{
+		my $r = $http->get("http://127.0.0.1:$port/metrics");
+		if ($r->{success}
+			&& $r->{content} =~ /^idgen_stats_$name\{[^}]*layout="$layout"[^}]*\}\s+(\S+)$/m)
+		{
+			return $1 + 0;
+		}
+		select(undef, undef, undef, 0.2);
+	}
+	diag("exporter stderr: $err");
+	return undef;
+}
+
+$node->safe_psql('postgres', 'SELECT idgen_stats_reset()');
+# sessions that generated and ended
+$node->safe_psql('postgres', 'SELECT count(idgen_next()) FROM generate_series(1, 1234)');
+$node->safe_psql('postgres', q(SELECT count(idgen_next('instagram')) FROM generate_series(1, 50)));
+$node->safe_psql('postgres', 'SELECT count(idgen_next()) FROM generate_series(1, 66)');
+
+is(metric('ids', 'idgen'), 1300, 'ids of the default layout: every ID made');
+is(metric('shared_ids', 'idgen'), 0, 'none through a shared state');
+is(metric('ids', 'instagram'), 50, 'ids of a layout without a worker field');
+is(metric('shared_ids', 'instagram'), 50, '... all through its shared state');
+is(metric('clock_regressions', 'idgen'), 0, 'no clock regression');
+my $left = metric('time_left_seconds', 'idgen');
+ok(defined $left && $left > 10 * 365 * 86400 && $left < 100 * 365 * 86400,
+	'time left of the default layout: decades');
+my $lead = metric('mark_lead_seconds', 'idgen');
+ok(defined $lead && $lead > -60 && $lead < 60, 'mark lead: within a minute of the clock');
+
+# a reset, then one more session
+$node->safe_psql('postgres', 'SELECT idgen_stats_reset()');
+is(metric('ids', 'idgen'), 0, 'reset: no IDs');
+$node->safe_psql('postgres', 'SELECT idgen_next()');
+is(metric('ids', 'idgen'), 1, 'one ID after the reset');
+
+# concurrent sessions publishing at once, in their worker ids and in a
+# layout's shared state
+$node->safe_psql('postgres', 'SELECT idgen_stats_reset()');
+$node->pgbench(
+	'--no-vacuum --client=6 --jobs=6 --transactions=300',
+	0,
+	[qr{processed: 1800/1800}],
+	[qr{^$}],
+	'6 clients generating',
+	{
+		'090_generate' => q(
+			SELECT count(idgen_next()) FROM generate_series(1, 3);
+			SELECT idgen_next('instagram');
+		)
+	});
+is(metric('ids', 'idgen'), 5400, 'concurrent sessions: every ID of the default layout counted');
+is(metric('ids', 'instagram'), 1800, '... and of a shared state');
+
+# a session terminated in the middle of a transaction
+$node->safe_psql('postgres', 'SELECT idgen_stats_reset()');
+$node->psql('postgres', 'BEGIN; SELECT count(idgen_next()) FROM generate_series(1, 41); '
+	  . 'SELECT pg_terminate_backend(pg_backend_pid())');
+is(metric('ids', 'idgen'), 41, 'a terminated session counts too');
+
+$h->kill_kill;
+$node->stop;
+done_testing();
