@@ -8,7 +8,12 @@
 # another member.  With synchronous_mode and one shared node id, no ID handed
 # out is issued again; asynchronous with a node id per member, neither.  The
 # control: asynchronous with one shared node id (availability first,
-# maximum_lag_on_failover large) does issue IDs again.
+# maximum_lag_on_failover large) does issue IDs again.  The synchronous run
+# goes on: the new leader is frozen (SIGSTOP: Patroni, the postmaster and its
+# children) until the other member is elected, then woken, and Patroni
+# rewinds it into a replica; a switchover makes it lead again, and a second
+# switchover hands back.  Each member that rejoins has an idgen_hwm at or
+# above the last ID it issued, and none of the IDs is issued twice.
 use strict;
 use warnings;
 use FindBin;
@@ -18,6 +23,8 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use JSON::PP;
+use POSIX ':sys_wait_h';
 use Time::HiRes qw(time sleep);
 
 my $patroni = find_tool('patroni');
@@ -49,7 +56,7 @@ END
 }
 
 my @members = qw(m1 m2 m3);
-my ($dir, $etcd_client, %pg_port, %patroni_pid);
+my ($dir, $etcd_client, %pg_port, %patroni_pid, %frozen);
 
 # One run: etcd and three Patroni members (shared node id 5, or 1, 2, 3 each
 # in the member's own postgresql.parameters); returns the IDs the client got
@@ -148,19 +155,32 @@ sub leader
 {
 	for my $m (@members)
 	{
-		next unless $patroni_pid{$m};
+		next unless $patroni_pid{$m} && !$frozen{$m};
 		return $m if eval { psql_on($m, 'SELECT pg_is_in_recovery()') } eq 'f';
 	}
 	return undef;
 }
 
 # The client: inserts and bare SELECTs through a multi-host connection string,
-# each statement allowed 300 ms; every ID it got is recorded.
-# Each ID handed out as a range [first, last]: 200 blocks of 4096 per call,
+# each statement allowed 300 ms; every ID it got is recorded with the port of
+# the member that issued it.
+# Each ID handed out as a range [first, count, port]: 200 blocks of 4096 per call,
 # each a whole millisecond of one worker id, cover most milliseconds, so two
 # servers generating in the same milliseconds with the same node id repeat
 # IDs, not merely could.
 my (@handed, $connstr);
+
+# The client tries the members in this order.
+sub set_connstr
+{
+	my $hosts = join(',', map { '127.0.0.1' } @_);
+	my $ports = join(',', map { $pg_port{$_} } @_);
+	$connstr = "host=$hosts port=$ports dbname=postgres user=postgres "
+	  . "target_session_attrs=read-write connect_timeout=2 options='-c statement_timeout=300'";
+	return;
+}
+
+# The client, for $seconds.
 sub client_for
 {
 	my ($seconds) = @_;
@@ -173,13 +193,13 @@ sub client_for
 			IPC::Run::run(
 			[
 				'psql', '-XAtq', '-d', $connstr,
-				'-c', 'INSERT INTO ids DEFAULT VALUES RETURNING id, 1',
-				'-c', 'SELECT idgen_next(), 1 FROM generate_series(1, 50)',
-				'-c', 'SELECT idgen_next_block(4096), 4096 FROM generate_series(1, 200)'
+				'-c', 'INSERT INTO ids DEFAULT VALUES RETURNING id, 1, inet_server_port()',
+				'-c', 'SELECT idgen_next(), 1, inet_server_port() FROM generate_series(1, 50)',
+				'-c', 'SELECT idgen_next_block(4096), 4096, inet_server_port() FROM generate_series(1, 200)'
 			],
 			'>', \$out, '2>', \$err, IPC::Run::timeout(10));
 		};
-		push @handed, map { [ split /\|/ ] } grep { /^\d+\|\d+$/ } split /\n/, $out;
+		push @handed, map { [ split /\|/ ] } grep { /^\d+\|\d+\|\d+$/ } split /\n/, $out;
 	}
 	return;
 }
@@ -198,9 +218,174 @@ sub repeats
 	return $n;
 }
 
+
+# Keeps the client taking IDs until $check holds; returns its result, or
+# undef after $seconds.
+sub client_until
+{
+	my ($seconds, $check) = @_;
+	my $end = time() + $seconds;
+	while (time() < $end)
+	{
+		my $r = eval { $check->() };
+		return $r if $r;
+		client_for(1);
+	}
+	return undef;
+}
+
+# Patroni's view (patronictl list): member => [role, state].
+sub patroni_members
+{
+	my ($via) = @_;
+	my ($out, $err) = ('', '');
+	eval {
+		IPC::Run::run([ 'patronictl', '-c', "$dir/$via.yml", 'list', '-f', 'json' ],
+			'>', \$out, '2>', \$err, IPC::Run::timeout(15));
+	};
+	my $list = eval { decode_json($out) } // [];
+	return map { $_->{Member} => [ $_->{Role}, $_->{State} ] } @$list;
+}
+
+# $m is a synchronous standby that Patroni reports running or streaming and
+# whose walreceiver streams.
+sub sync_replica
+{
+	my ($m, $via) = @_;
+	my %members = patroni_members($via);
+	my $r = $members{$m} or return 0;
+	return $r->[0] eq 'Sync Standby' && $r->[1] =~ /^(running|streaming)$/
+	  && psql_on($m, 'SELECT status FROM pg_stat_wal_receiver') eq 'streaming';
+}
+
+sub postmaster_of
+{
+	my ($m) = @_;
+	open my $fh, '<', "$dir/$m/postmaster.pid" or die "$m: $!";
+	my $pid = <$fh>;
+	chomp $pid;
+	return $pid;
+}
+
+# How many times Patroni rewound $m with pg_rewind.
+sub rewinds
+{
+	my ($m) = @_;
+	my @runs = (slurp_file("$dir/$m.log") =~ /pg_rewind exit code=0/g);
+	return scalar @runs;
+}
+
+# The highest ID $m issued, and its time (Unix ms, from idgen_decode).
+sub last_issued
+{
+	my ($m, $via) = @_;
+	my $max = 0;
+	for my $r (grep { $_->[2] == $pg_port{$m} } @handed)
+	{
+		my $last = $r->[0] + $r->[1] - 1;
+		$max = $last if $last > $max;
+	}
+	return ($max, psql_on($via, "SELECT (extract(epoch FROM (idgen_decode($max)).ts) * 1000)::bigint"));
+}
+
+# The default layout's mark in $m's idgen_hwm (Unix ms).
+sub hwm_mark
+{
+	my ($m) = @_;
+	open my $fh, '<', "$dir/$m/idgen_hwm" or return 0;
+	while (<$fh>)
+	{
+		return $1 if /^idgen -?\d+ (\d+)$/;
+	}
+	return 0;
+}
+
+# The rejoined member $m's idgen_hwm is at or above the last ID it issued.
+sub rejoined_mark
+{
+	my ($name, $m, $via) = @_;
+	my ($last, $last_ms) = last_issued($m, $via);
+	my $mark = hwm_mark($m);
+	note("$name: $m issued up to $last ($last_ms ms); rejoined, its idgen_hwm holds $mark");
+	cmp_ok($mark, '>=', $last_ms, "$name: $m\'s idgen_hwm, rejoined, is at or above the time of the last ID it issued");
+	return;
+}
+
+# patronictl switchover from $from to $to while the client takes IDs; true
+# once $to leads and $from streams from it as its synchronous standby, and $to
+# has issued IDs since.
+sub switchover
+{
+	my ($from, $to) = @_;
+	my $start = @handed;
+	my $pid = fork() // die "fork: $!";
+	if ($pid == 0)
+	{
+		open STDOUT, '>>', "$dir/switchover.log" or die $!;
+		open STDERR, '>&', \*STDOUT or die $!;
+		exec('patronictl', '-c', "$dir/$to.yml", 'switchover', '--leader', $from,
+			'--candidate', $to, '--force', 'idgen') or die "patronictl: $!";
+	}
+	my $t0 = time();
+	client_until(60, sub { waitpid($pid, WNOHANG) == $pid });
+	my $done = client_until(90, sub { (leader() // '') eq $to && sync_replica($from, $to) });
+	client_for(1);
+	my $issued = grep { $_->[2] == $pg_port{$to} } @handed[ $start .. $#handed ];
+	note(sprintf('switchover %s -> %s: %.1f s; %d IDs or blocks from %s since', $from, $to, time() - $t0, $issued, $to));
+	return $done && $issued > 0;
+}
+
+# After the failover: the new leader $second is frozen (SIGSTOP: Patroni, the
+# postmaster and its children) until the remaining member $third is elected,
+# then woken, and rejoins; a switchover makes it lead again and $third
+# rejoins; a switchover hands back to $third.  Each rejoined member's
+# idgen_hwm is checked.  The client keeps taking IDs from whichever member
+# leads.
+sub freeze_and_switchovers
+{
+	my ($name, $second) = @_;
+	my ($third) = grep { $_ ne $second && $patroni_pid{$_} } @members;
+	ok(client_until(90, sub { sync_replica($third, $second) }),
+		"$name: $third is $second\'s synchronous standby");
+
+	# The client tries the frozen leader first, so that once woken it gets
+	# whatever that member still hands out before Patroni demotes it.
+	set_connstr($second, grep { $_ ne $second } @members);
+	my $pm = postmaster_of($second);
+	kill 'STOP', $pm;
+	my @children = split ' ', `ps -o pid= --ppid $pm`;
+	kill 'STOP', -$patroni_pid{$second}, @children;
+	$frozen{$second} = 1;
+	my $t0 = time();
+	my $elected = client_until(60, sub { (leader() // '') eq $third });
+	ok($elected, sprintf('%s: %s elected after %.1f s while %s was frozen', $name, $third, time() - $t0, $second));
+	client_for(2);
+	my $woken = @handed;
+	my $rewound = rewinds($second);
+	kill 'CONT', -$patroni_pid{$second}, $pm, @children;
+	delete $frozen{$second};
+	ok(client_until(90, sub { sync_replica($second, $third) }),
+		"$name: $second, woken, rejoins as $third\'s synchronous standby");
+	my $late = grep { $_->[2] == $pg_port{$second} } @handed[ $woken .. $#handed ];
+	note("$name: $second issued $late IDs or blocks after it woke; it rejoined with "
+	  . (rewinds($second) - $rewound) . ' pg_rewind run(s)');
+	rejoined_mark($name, $second, $third);
+
+	# $second leads again; $third, shut down cleanly, rejoins.
+	ok(switchover($third, $second), "$name: switchover to $second, which issues IDs again; $third rejoins and streams");
+	rejoined_mark($name, $third, $second);
+	ok(switchover($second, $third), "$name: switchover back to $third, which issues IDs again");
+	client_for(2);
+	my %by_port = map { $pg_port{$_} => $_ } @members;
+	my %issued;
+	$issued{ $by_port{ $_->[2] } }++ for @handed;
+	note("$name: IDs or blocks by member: " . join(', ', map { "$_ $issued{$_}" } sort keys %issued));
+	return;
+}
+
 sub scenario
 {
-	my ($name, $sync, $own_node_ids) = @_;
+	my ($name, $sync, $own_node_ids, $more) = @_;
 	$dir = PostgreSQL::Test::Utils::tempdir();
 	%pg_port = ();
 	%patroni_pid = ();
@@ -237,10 +422,7 @@ sub scenario
 		  && psql_on($first, q(SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync')) eq $sync_standbys
 	}), "$name: two standbys stream, $sync_standbys synchronous");
 
-	my $hosts = join(',', map { '127.0.0.1' } @members);
-	my $ports = join(',', map { $pg_port{$_} } @members);
-	$connstr = "host=$hosts port=$ports dbname=postgres user=postgres "
-	  . "target_session_attrs=read-write connect_timeout=2 options='-c statement_timeout=300'";
+	set_connstr(@members);
 	@handed = ();
 	client_for(3);
 	my $before = @handed;
@@ -276,16 +458,19 @@ sub scenario
 	client_for(8);
 	my $after = @handed - $before - $while_stopped;
 	cmp_ok($after, '>', 20, "$name: the client got $after IDs or blocks from the new leader");
+	freeze_and_switchovers($name, $second) if $more;
 
 	my $repeated = repeats();
-	note("$name: $before IDs before, $while_stopped while the standbys received nothing, $after after; $repeated repeated");
+	note("$name: $before IDs before, $while_stopped while the standbys received nothing, $after after the failover, "
+	  . scalar(@handed) . " in all; $repeated repeated");
 	stop_daemons();
 	kill_postmasters();
 	return ($repeated, scalar(@handed));
 }
 
-my ($repeated, $ids) = scenario('sync', 'true', 0);
-is($repeated, 0, "synchronous_mode, one shared node id: none of the $ids IDs and blocks handed out is issued again");
+my ($repeated, $ids) = scenario('sync', 'true', 0, 1);
+is($repeated, 0,
+	"synchronous_mode, one shared node id, through a kill, a freeze and two switchovers: none of the $ids IDs and blocks handed out is issued again");
 ($repeated, $ids) = scenario('async', 'false', 0);
 cmp_ok($repeated, '>', 0,
 	"control: asynchronous, one shared node id: $repeated of the $ids IDs and blocks handed out are issued again");
