@@ -288,16 +288,18 @@ sub last_issued
 	return ($max, psql_on($via, "SELECT (extract(epoch FROM (idgen_decode($max)).ts) * 1000)::bigint"));
 }
 
-# The default layout's mark in $m's idgen_hwm (Unix ms).
+# The default layout's highest mark in $m's idgen_hwm (Unix ms).
 sub hwm_mark
 {
 	my ($m) = @_;
+	my $mark = 0;
 	open my $fh, '<', "$dir/$m/idgen_hwm" or return 0;
 	while (<$fh>)
 	{
-		return $1 if /^idgen -?\d+ (\d+)$/;
+		# layout epoch mark [node_id node_bits]: the highest over node ids
+		$mark = $1 if /^idgen -?\d+ (\d+)(?: \d+ \d+)?$/ && $1 > $mark;
 	}
-	return 0;
+	return $mark;
 }
 
 # The rejoined member $m's idgen_hwm is at or above the last ID it issued.
