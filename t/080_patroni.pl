@@ -330,7 +330,7 @@ sub switchover
 	}
 	my $t0 = time();
 	client_until(60, sub { waitpid($pid, WNOHANG) == $pid });
-	my $done = client_until(90, sub { (leader() // '') eq $to && sync_replica($from, $to) });
+	my $done = client_until(180, sub { (leader() // '') eq $to && sync_replica($from, $to) });
 	client_for(1);
 	my $issued = grep { $_->[2] == $pg_port{$to} } @handed[ $start .. $#handed ];
 	note(sprintf('switchover %s -> %s: %.1f s; %d IDs or blocks from %s since', $from, $to, time() - $t0, $issued, $to));
@@ -347,7 +347,7 @@ sub freeze_and_switchovers
 {
 	my ($name, $second) = @_;
 	my ($third) = grep { $_ ne $second && $patroni_pid{$_} } @members;
-	ok(client_until(90, sub { sync_replica($third, $second) }),
+	ok(client_until(180, sub { sync_replica($third, $second) }),
 		"$name: $third is $second\'s synchronous standby");
 
 	# The client tries the frozen leader first, so that once woken it gets
@@ -366,7 +366,7 @@ sub freeze_and_switchovers
 	my $rewound = rewinds($second);
 	kill 'CONT', -$patroni_pid{$second}, $pm, @children;
 	delete $frozen{$second};
-	ok(client_until(90, sub { sync_replica($second, $third) }),
+	ok(client_until(180, sub { sync_replica($second, $third) }),
 		"$name: $second, woken, rejoins as $third\'s synchronous standby");
 	my $late = grep { $_->[2] == $pg_port{$second} } @handed[ $woken .. $#handed ];
 	note("$name: $second issued $late IDs or blocks after it woke; it rejoined with "
