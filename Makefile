@@ -24,14 +24,17 @@ OBJS = \
 	src/uuidv7.o
 
 EXTENSION = idgen
-DATA = idgen--1.0.sql idgen--1.0--1.1.sql idgen--1.1--1.2.sql idgen--1.2--1.3.sql
+# Released scripts, never edited: 1.0 in full, then one update per release.
+DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql sql/idgen--1.2--1.3.sql
 PGFILEDESC = "idgen - unique, time-ordered 64-bit IDs"
 
 REGRESS = next decode layouts layouts_next layouts_custom guc encode uuidv7 objectid_io objectid_ops objectid_gen objectid_index multinode multinode_adopt privileges limits mark_wal pgedge partitions next_block nulls horizon stats
-REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/idgen.conf --encoding=UTF8 \
-	--load-extension=idgen
+# Tests in test/sql, test/expected, test/specs; results in ./results and
+# ./output_iso (ignored), not beside the tests.
+REGRESS_OPTS = --inputdir=test --temp-instance=./tmp_check --temp-config=test/idgen.conf \
+	--encoding=UTF8 --load-extension=idgen
 ISOLATION = concurrent_next horizon_cursor
-ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf
+ISOLATION_OPTS = --inputdir=test --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf
 TAP_TESTS = 1
 
 # The version, as idgen.control gives it, for PG_MODULE_MAGIC_EXT.

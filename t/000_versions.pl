@@ -53,8 +53,8 @@ like(slurp('CHANGELOG.md'), qr/^## \Q$version\E\b/m, "CHANGELOG.md: an entry for
 # script: idgen--A.sql, then idgen--A--B.sql and so on.
 my ($data) = slurp('Makefile') =~ /^DATA\s*=\s*(.*?)(?<!\\)$/ms;
 my @scripts = split /[\s\\]+/, $data;
-my %reached = map { /^idgen--([^-]+)\.sql$/ ? ($1 => 1) : () } @scripts;
-my @updates = map { /^idgen--([^-]+)--([^-]+)\.sql$/ ? [ $1, $2 ] : () } @scripts;
+my %reached = map { m{(?:^|/)idgen--([^-/]+)\.sql$} ? ($1 => 1) : () } @scripts;
+my @updates = map { m{(?:^|/)idgen--([^-/]+)--([^-/]+)\.sql$} ? [ $1, $2 ] : () } @scripts;
 for my $pass (1 .. @updates)
 {
 	$reached{ $_->[1] } = 1 for grep { $reached{ $_->[0] } } @updates;
