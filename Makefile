@@ -24,8 +24,14 @@ OBJS = \
 	src/uuidv7.o
 
 EXTENSION = idgen
-# Released scripts, never edited: 1.0 in full, then one update per release.
-DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql sql/idgen--1.2--1.3.sql
+# The version, as idgen.control gives it: the install script's name, and
+# PG_MODULE_MAGIC_EXT's.
+IDGEN_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" idgen.control)
+# sql/idgen.sql defines the current version; the released scripts beside it
+# are never edited: 1.0 in full, then one update per release.
+DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql sql/idgen--1.2--1.3.sql \
+	sql/idgen--1.3--1.4.sql
+DATA_built = sql/idgen--$(IDGEN_VERSION).sql
 PGFILEDESC = "idgen - unique, time-ordered 64-bit IDs"
 
 REGRESS = next decode layouts layouts_next layouts_custom guc encode uuidv7 objectid_io objectid_ops objectid_gen objectid_index multinode multinode_adopt privileges limits mark_wal pgedge partitions next_block nulls horizon stats
@@ -37,8 +43,6 @@ ISOLATION = concurrent_next horizon_cursor
 ISOLATION_OPTS = --inputdir=test --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf
 TAP_TESTS = 1
 
-# The version, as idgen.control gives it, for PG_MODULE_MAGIC_EXT.
-IDGEN_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" idgen.control)
 PG_CPPFLAGS += -DIDGEN_VERSION='"$(IDGEN_VERSION)"'
 # Warnings; CI and scripts/matrix add -Werror through COPT.
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
@@ -50,3 +54,6 @@ include $(PGXS)
 # PGXS tracks no header dependencies unless the server was configured with
 # --enable-depend; rebuild everything when a header changes.
 $(OBJS): $(wildcard src/*.h)
+
+sql/idgen--$(IDGEN_VERSION).sql: sql/idgen.sql
+	cp $< $@

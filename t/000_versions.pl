@@ -49,17 +49,26 @@ is($deb =~ s/^\d+://r =~ s/-[^-]+$//r, $version, "debian/changelog: $version");
 # CHANGELOG.md has an entry for it.
 like(slurp('CHANGELOG.md'), qr/^## \Q$version\E\b/m, "CHANGELOG.md: an entry for $version");
 
-# The scripts in the Makefile's DATA reach the version from a full install
-# script: idgen--A.sql, then idgen--A--B.sql and so on.
+# The scripts in the Makefile's DATA and DATA_built reach the version from a
+# full install script: idgen--A.sql, then idgen--A--B.sql and so on.  The
+# current version's is built from sql/idgen.sql.
 my ($data) = slurp('Makefile') =~ /^DATA\s*=\s*(.*?)(?<!\\)$/ms;
+my ($built) = slurp('Makefile') =~ /^DATA_built\s*=\s*(.*?)(?<!\\)$/ms;
 my @scripts = split /[\s\\]+/, $data;
+my @built = map { s/\$\(IDGEN_VERSION\)/$version/r } split /[\s\\]+/, $built // '';
+is_deeply(\@built, ["sql/idgen--$version.sql"], "DATA_built: the install script of $version");
+like(slurp('Makefile'), qr{^sql/idgen--\$\(IDGEN_VERSION\)\.sql: sql/idgen\.sql$}m,
+	'the Makefile makes it from sql/idgen.sql');
+ok(!grep(m{/idgen--\Q$version\E\.sql$}, @scripts), "no released script installs $version");
 my %reached = map { m{(?:^|/)idgen--([^-/]+)\.sql$} ? ($1 => 1) : () } @scripts;
+my %installs = %reached;
 my @updates = map { m{(?:^|/)idgen--([^-/]+)--([^-/]+)\.sql$} ? [ $1, $2 ] : () } @scripts;
 for my $pass (1 .. @updates)
 {
 	$reached{ $_->[1] } = 1 for grep { $reached{ $_->[0] } } @updates;
 }
-ok($reached{$version}, "the scripts in DATA install $version") or diag("DATA: @scripts");
+ok($reached{$version}, "the scripts in DATA reach $version") or diag("DATA: @scripts");
+ok($installs{'1.0'}, 'DATA installs 1.0, which every update starts from');
 ok(-f "$root/$_", "$_ exists") for @scripts;
 
 # The oldest PostgreSQL, stated three times.

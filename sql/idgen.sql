@@ -1,0 +1,1187 @@
+/* idgen.sql: the current definition of the extension, each object once.
+ *
+ * The Makefile copies it to idgen--VERSION.sql (VERSION: idgen.control's
+ * default_version), which CREATE EXTENSION runs.  Installations of earlier
+ * versions reach the same objects through the update scripts beside it;
+ * t/006_upgrade_path.pl checks that both give the same definitions.  Change
+ * an object here and in a new idgen--OLD--NEW.sql, never in a released script.
+ *
+ * The extension is not relocatable: functions that run SQL name their
+ * siblings as @extschema@.name, fixed when the script runs.
+ */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION idgen" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- Generating IDs in the default layout (idgen.node_id, idgen.epoch, idgen.node_bits)
+-- ---------------------------------------------------------------------------
+
+-- Generation changes backend state: volatile, and run by the leader only of a
+-- parallel query (parallel workers would each claim a worker id).
+CREATE FUNCTION idgen_next()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_next'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_next() IS
+'next unique, time-ordered 64-bit ID of this server''s node';
+
+-- As idgen_next(), n times in one call.
+CREATE FUNCTION idgen_next_batch(n int)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'idgen_next_batch'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_next_batch(int) IS
+'the next n IDs of this server''s node, as n calls of idgen_next() would make them';
+
+-- Blocks of consecutive IDs for clients that take one value and use the
+-- next n themselves (Hibernate's pooled-lo optimizer, batch loaders).
+CREATE FUNCTION idgen_next_block(n int)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_next_block'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_next_block(int) IS
+'first of n consecutive IDs (n from 1 to 4096), all in one millisecond of one worker id';
+
+CREATE FUNCTION idgen_workers(
+	OUT worker_id int, OUT is_shared bool, OUT pid int, OUT claimed_at timestamptz,
+	OUT last_ts timestamptz, OUT lead_ms bigint, OUT ids_issued bigint,
+	OUT clock_regressions bigint, OUT clock_waits bigint, OUT clock_behind bool)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'idgen_workers'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_workers() IS
+'worker ids held by backends, and the shared worker id used when none is free: the rows of the view idgen_workers';
+
+CREATE VIEW idgen_workers AS SELECT * FROM idgen_workers();
+
+-- Everyone may look; the function hides other users' details from those
+-- without pg_read_all_stats.
+GRANT SELECT ON idgen_workers TO PUBLIC;
+
+COMMENT ON VIEW idgen_workers IS
+'worker ids held by backends, and the shared worker id used when none is free';
+
+-- idgen_horizon(): a gap-free cursor for outbox pollers.  Every transaction that got, or will get, an ID below the returned value
+-- from this server has ended when the call returns.  It reveals only time
+-- (the clock, held back to the first ID of the oldest open transaction that
+-- took one), so PUBLIC may call it, as pollers run as application roles.
+
+CREATE FUNCTION idgen_horizon()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_horizon'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_horizon() IS
+'an ID below which every transaction that took or will take an ID from this server has ended';
+
+-- ---------------------------------------------------------------------------
+-- Decoding IDs, and IDs as times
+-- ---------------------------------------------------------------------------
+
+-- Decoding depends on idgen.epoch and idgen.node_bits, fixed only until the
+-- server restarts: stable, not immutable.
+CREATE FUNCTION idgen_decode(id bigint,
+	OUT ts timestamptz, OUT node_id int, OUT worker_id int, OUT sequence int)
+RETURNS record
+AS 'MODULE_PATHNAME', 'idgen_decode'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_decode(bigint) IS
+'time, node id, worker id and sequence carried by an idgen ID';
+
+CREATE FUNCTION idgen_from_timestamp(ts timestamptz)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_from_timestamp'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_from_timestamp(timestamptz) IS
+'smallest idgen ID whose time is the millisecond of the timestamp';
+
+-- Other systems' IDs, and idgen's own under the name 'idgen': stable for the
+-- same reason as above.
+CREATE FUNCTION idgen_decode(id bigint, layout text,
+	OUT ts timestamptz, OUT node_id int, OUT worker_id int, OUT sequence int)
+RETURNS record
+AS 'MODULE_PATHNAME', 'idgen_decode_layout'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_decode(bigint, text) IS
+'time, machine fields and sequence carried by an ID of the named layout, built in (idgen, twitter, discord, sonyflake, instagram, redis-borrow, decimal19, js53, pgedge) or defined in SQL';
+
+CREATE FUNCTION idgen_from_timestamp(ts timestamptz, layout text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_from_timestamp_layout'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_from_timestamp(timestamptz, text) IS
+'smallest ID of the named layout whose time is the tick of the timestamp';
+
+-- Time partitions: IDs are time-ordered, so a range of IDs is a range
+-- of time.  idgen_span() gives the width of a partition (pg_partman's
+-- integer interval, or retention) without bit arithmetic.  Stable, as
+-- idgen_from_timestamp(): layouts defined in SQL can change.
+CREATE FUNCTION idgen_span(width interval, layout text DEFAULT 'idgen')
+RETURNS bigint
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	epoch timestamptz;
+	span bigint;
+	range_detail text;
+BEGIN
+	IF extract(month FROM width) <> 0 OR extract(year FROM width) <> 0 THEN
+		RAISE EXCEPTION 'interval must not have months or years: %', width
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = 'Months and years differ in length, so they span no fixed number of IDs.',
+				  HINT = 'Give the width in days or smaller units.';
+	END IF;
+	IF width <= interval '0' THEN
+		RAISE EXCEPTION 'interval must be positive: %', width
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	-- From the layout's epoch, the ID 0; a day is 86400 s whatever TimeZone.
+	epoch := (@extschema@.idgen_decode(0, layout)).ts;
+	BEGIN
+		span := @extschema@.idgen_from_timestamp(epoch + make_interval(secs => extract(epoch FROM width)), layout)
+			- @extschema@.idgen_from_timestamp(epoch, layout);
+	EXCEPTION WHEN datetime_field_overflow OR interval_field_overflow THEN
+		-- The layout's range, as idgen_from_timestamp() states it for a
+		-- time after every layout's end.
+		BEGIN
+			PERFORM @extschema@.idgen_from_timestamp('9999-12-31 00:00:00+00', layout);
+		EXCEPTION WHEN datetime_field_overflow THEN
+			GET STACKED DIAGNOSTICS range_detail = PG_EXCEPTION_DETAIL;
+		END;
+		RAISE EXCEPTION 'interval % is wider than the time range of idgen layout "%"', width, layout
+			USING ERRCODE = 'invalid_parameter_value',
+				  DETAIL = range_detail,
+				  HINT = 'Give a width within the layout''s time range.';
+	END;
+	IF span = 0 THEN
+		RAISE EXCEPTION 'interval % is shorter than a time unit of idgen layout "%"', width, layout
+			USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	RETURN span;
+END
+$$;
+
+COMMENT ON FUNCTION idgen_span(interval, text) IS
+'how many IDs of the layout an interval holds, whole time units: the width of a time partition on an ID key';
+
+-- ---------------------------------------------------------------------------
+-- Layouts defined in SQL, and generating in any layout
+-- ---------------------------------------------------------------------------
+
+-- Layouts defined in SQL.  A configuration table, so that pg_dump keeps its
+-- rows; a trigger checks every row however it is written and tells other
+-- backends to forget the layouts they cached.
+CREATE TABLE idgen_layout (
+	name text PRIMARY KEY,
+	epoch timestamptz NOT NULL,
+	fields text[] NOT NULL,
+	widths int[] NOT NULL,
+	time_unit interval NOT NULL DEFAULT '1 millisecond',
+	radix int NOT NULL DEFAULT 2
+);
+
+COMMENT ON TABLE idgen_layout IS
+'ID layouts defined with idgen_define_layout(), in addition to the built-in ones';
+
+SELECT pg_catalog.pg_extension_config_dump('idgen_layout', '');
+
+GRANT SELECT ON idgen_layout TO PUBLIC;
+
+CREATE FUNCTION idgen_layout_check()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'idgen_layout_check'
+LANGUAGE C;
+
+CREATE TRIGGER idgen_layout_check
+BEFORE INSERT OR UPDATE OR DELETE ON idgen_layout
+FOR EACH ROW EXECUTE FUNCTION idgen_layout_check();
+
+CREATE TRIGGER idgen_layout_truncate
+BEFORE TRUNCATE ON idgen_layout
+FOR EACH STATEMENT EXECUTE FUNCTION idgen_layout_check();
+
+-- Only the triggers call it, without checking EXECUTE, so nobody needs
+-- that; it refuses any other use.
+REVOKE EXECUTE ON FUNCTION idgen_layout_check() FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_layout_check() IS
+'trigger of idgen_layout: checks each layout written and tells backends to forget cached ones';
+
+-- Changing layouts needs the rights to change the table: its owner's, or
+-- those granted on it.
+CREATE FUNCTION idgen_define_layout(name text, epoch timestamptz, fields text[],
+	widths int[], time_unit interval DEFAULT '1 millisecond', radix int DEFAULT 2)
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_define_layout'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION idgen_define_layout(text, timestamptz, text[], int[], interval, int) IS
+'defines an ID layout: fields from the most significant down, time first, widths in bits (radix 2) or decimal digits (radix 10)';
+
+CREATE FUNCTION idgen_drop_layout(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_drop_layout'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION idgen_drop_layout(text) IS
+'drops a layout defined with idgen_define_layout()';
+
+-- Generation in any layout; a NULL shard means a random one, so these are not
+-- strict.  As idgen_next(), run by the leader of a parallel query only.
+CREATE FUNCTION idgen_next(layout text, shard bigint DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_next_layout'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_next(text, bigint) IS
+'next unique, time-ordered ID of the named layout, with the given or a random shard where the layout has one';
+
+CREATE FUNCTION idgen_next_batch(n int, layout text, shard bigint DEFAULT NULL)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'idgen_next_batch_layout'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_next_batch(int, text, bigint) IS
+'the next n IDs of the named layout, as n calls of idgen_next(layout, shard) would make them';
+
+CREATE FUNCTION idgen_next_block(n int, layout text, shard bigint DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_next_block_layout'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_next_block(int, text, bigint) IS
+'first of n consecutive IDs of a layout whose sequence is its lowest field';
+
+CREATE FUNCTION idgen_horizon(layout text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_horizon_layout'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_horizon(text) IS
+'idgen_horizon() in a named layout';
+
+-- Layouts on every node of a Citus cluster.  Citus runs idgen_next() on the
+-- workers too (INSERT through a worker, INSERT ... SELECT between distributed
+-- tables, ADD COLUMN ... DEFAULT), so they need the coordinator's layouts;
+-- idgen_layout cannot be a reference table (it has triggers).  After a change
+-- on the coordinator, this trigger repeats it on every worker, as the same
+-- user, through Citus's own connections: whoever may not change idgen_layout
+-- on a worker cannot change it there either.  A definition a worker already
+-- has is left alone; a different one there is an error.  Without Citus, or on
+-- a worker, it does nothing.
+CREATE FUNCTION idgen_layout_propagate()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	s constant text := '@extschema@';
+	cmd text;
+	failed text;
+BEGIN
+	IF TG_WHEN <> 'AFTER' OR TG_RELID <> '@extschema@.idgen_layout'::regclass THEN
+		RAISE EXCEPTION 'idgen_layout_propagate() can only be fired by the triggers of table idgen_layout'
+			USING ERRCODE = 'trigger_protocol_violated',
+				  HINT = 'Do not use idgen_layout_propagate() in triggers of other tables.';
+	END IF;
+	-- Two statements: the second is parsed only where Citus is installed.
+	IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+		RETURN NULL;
+	END IF;
+	IF NOT pg_catalog.citus_is_coordinator() THEN
+		RETURN NULL;
+	END IF;
+
+	IF TG_OP = 'TRUNCATE' THEN
+		cmd := format('TRUNCATE %s.idgen_layout', s);
+	ELSE
+		IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND OLD IS DISTINCT FROM NEW) THEN
+			cmd := format('SELECT %1$s.idgen_drop_layout(name) FROM %1$s.idgen_layout '
+						  'WHERE name OPERATOR(pg_catalog.=) %2$L;', s, OLD.name);
+		END IF;
+		-- The row goes as JSON, which no DateStyle or TimeZone changes.
+		IF TG_OP <> 'DELETE' THEN
+			cmd := concat(cmd, format(
+				'SELECT %1$s.idgen_define_layout(r.name, r.epoch, r.fields, r.widths, r.time_unit, r.radix) '
+				'FROM pg_catalog.jsonb_populate_record(NULL::%1$s.idgen_layout, %2$L) r '
+				'WHERE NOT EXISTS (SELECT FROM %1$s.idgen_layout l WHERE l OPERATOR(pg_catalog.=) r)',
+				s, to_jsonb(NEW)));
+		END IF;
+	END IF;
+
+	SELECT string_agg(format('%s:%s: %s', w.nodename, w.nodeport, w.result), '; ')
+	INTO failed
+	FROM pg_catalog.run_command_on_workers(cmd) w
+	WHERE NOT w.success;
+	IF failed IS NOT NULL THEN
+		RAISE EXCEPTION 'could not change idgen layouts on every Citus worker'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = failed,
+				  HINT = 'Fix the workers named, then run idgen_sync_layouts() on the coordinator.';
+	END IF;
+	RETURN NULL;
+END
+$$;
+
+REVOKE EXECUTE ON FUNCTION idgen_layout_propagate() FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_layout_propagate() IS
+'trigger of idgen_layout: on a Citus coordinator, repeats each change of layouts on every worker';
+
+CREATE TRIGGER idgen_layout_propagate
+AFTER INSERT OR UPDATE OR DELETE ON idgen_layout
+FOR EACH ROW EXECUTE FUNCTION idgen_layout_propagate();
+
+CREATE TRIGGER idgen_layout_propagate_truncate
+AFTER TRUNCATE ON idgen_layout
+FOR EACH STATEMENT EXECUTE FUNCTION idgen_layout_propagate();
+
+-- Brings every worker in line with the coordinator's layouts, for a node
+-- added after they were defined: each layout is sent again through the
+-- trigger above, so it needs the same rights as defining one.
+CREATE FUNCTION idgen_sync_layouts()
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	n bigint;
+BEGIN
+	IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+		RAISE EXCEPTION 'idgen_sync_layouts() needs the extension "citus"'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'Without Citus, copy layouts with pg_dump, or define them on each server.';
+	END IF;
+	IF NOT pg_catalog.citus_is_coordinator() THEN
+		RAISE EXCEPTION 'idgen_sync_layouts() must be run on the Citus coordinator'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  HINT = 'Connect to the coordinator and call it there.';
+	END IF;
+	UPDATE @extschema@.idgen_layout SET name = name;
+	GET DIAGNOSTICS n = ROW_COUNT;
+	RETURN n;
+END
+$$;
+
+COMMENT ON FUNCTION idgen_sync_layouts() IS
+'on a Citus coordinator: defines its idgen layouts on every worker that lacks them; returns how many it sent';
+
+-- ---------------------------------------------------------------------------
+-- Text forms of IDs, and UUIDv7
+-- ---------------------------------------------------------------------------
+
+-- Sortable text forms of IDs
+CREATE FUNCTION idgen_encode(id bigint, encoding text DEFAULT 'base32')
+RETURNS text
+AS 'MODULE_PATHNAME', 'idgen_encode'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_encode(bigint, text) IS
+'fixed-width base32 (Crockford) or base62 text of an ID; sorts like the ID under COLLATE "C"';
+
+CREATE FUNCTION idgen_parse(encoded text, encoding text DEFAULT 'base32')
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'idgen_parse'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_parse(text, text) IS
+'the ID of a text made by idgen_encode';
+
+-- UUIDv7 for servers without PostgreSQL 18's uuidv7(); backend state, like random().
+CREATE FUNCTION idgen_uuidv7()
+RETURNS uuid
+AS 'MODULE_PATHNAME', 'idgen_uuidv7'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_uuidv7() IS
+'RFC 9562 version 7 UUID, increasing within a backend';
+
+CREATE FUNCTION idgen_uuid_timestamp(uuid)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'idgen_uuid_timestamp'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_uuid_timestamp(uuid) IS
+'millisecond carried by a version 7 UUID; NULL for other versions';
+
+-- ---------------------------------------------------------------------------
+-- objectid: MongoDB's ObjectId
+-- ---------------------------------------------------------------------------
+
+-- MongoDB's 12-byte ObjectId: 4-byte seconds since 1970, 5-byte process
+-- field, 3-byte counter, compared as unsigned bytes.
+CREATE TYPE objectid;
+
+CREATE FUNCTION objectid_in(cstring)
+RETURNS objectid
+AS 'MODULE_PATHNAME', 'objectid_in'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_out(objectid)
+RETURNS cstring
+AS 'MODULE_PATHNAME', 'objectid_out'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_recv(internal)
+RETURNS objectid
+AS 'MODULE_PATHNAME', 'objectid_recv'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_send(objectid)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'objectid_send'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE objectid (
+	INPUT = objectid_in,
+	OUTPUT = objectid_out,
+	RECEIVE = objectid_recv,
+	SEND = objectid_send,
+	INTERNALLENGTH = 12,
+	ALIGNMENT = char,
+	STORAGE = plain
+);
+
+COMMENT ON TYPE objectid IS
+'MongoDB ObjectId: 12 bytes, written as 24 hex digits';
+COMMENT ON FUNCTION objectid_in(cstring) IS 'I/O';
+COMMENT ON FUNCTION objectid_out(objectid) IS 'I/O';
+COMMENT ON FUNCTION objectid_recv(internal) IS 'I/O';
+COMMENT ON FUNCTION objectid_send(objectid) IS 'I/O';
+
+CREATE FUNCTION objectid_eq(objectid, objectid)
+RETURNS bool
+AS 'MODULE_PATHNAME', 'objectid_eq'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_ne(objectid, objectid)
+RETURNS bool
+AS 'MODULE_PATHNAME', 'objectid_ne'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_lt(objectid, objectid)
+RETURNS bool
+AS 'MODULE_PATHNAME', 'objectid_lt'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_le(objectid, objectid)
+RETURNS bool
+AS 'MODULE_PATHNAME', 'objectid_le'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_gt(objectid, objectid)
+RETURNS bool
+AS 'MODULE_PATHNAME', 'objectid_gt'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_ge(objectid, objectid)
+RETURNS bool
+AS 'MODULE_PATHNAME', 'objectid_ge'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_cmp(objectid, objectid)
+RETURNS int4
+AS 'MODULE_PATHNAME', 'objectid_cmp'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_sortsupport(internal)
+RETURNS void
+AS 'MODULE_PATHNAME', 'objectid_sortsupport'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_hash(objectid)
+RETURNS int4
+AS 'MODULE_PATHNAME', 'objectid_hash'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_hash_extended(objectid, int8)
+RETURNS int8
+AS 'MODULE_PATHNAME', 'objectid_hash_extended'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION objectid_eq(objectid, objectid) IS 'implementation of = operator';
+COMMENT ON FUNCTION objectid_ne(objectid, objectid) IS 'implementation of <> operator';
+COMMENT ON FUNCTION objectid_lt(objectid, objectid) IS 'implementation of < operator';
+COMMENT ON FUNCTION objectid_le(objectid, objectid) IS 'implementation of <= operator';
+COMMENT ON FUNCTION objectid_gt(objectid, objectid) IS 'implementation of > operator';
+COMMENT ON FUNCTION objectid_ge(objectid, objectid) IS 'implementation of >= operator';
+COMMENT ON FUNCTION objectid_cmp(objectid, objectid) IS 'less-equal-greater';
+COMMENT ON FUNCTION objectid_sortsupport(internal) IS 'sort support';
+
+-- Operator classes call it without checking EXECUTE, so nobody needs that.
+REVOKE EXECUTE ON FUNCTION objectid_sortsupport(internal) FROM PUBLIC;
+COMMENT ON FUNCTION objectid_hash(objectid) IS 'hash';
+COMMENT ON FUNCTION objectid_hash_extended(objectid, int8) IS 'hash';
+
+CREATE OPERATOR = (
+	LEFTARG = objectid, RIGHTARG = objectid, PROCEDURE = objectid_eq,
+	COMMUTATOR = =, NEGATOR = <>,
+	RESTRICT = eqsel, JOIN = eqjoinsel,
+	HASHES, MERGES
+);
+
+CREATE OPERATOR <> (
+	LEFTARG = objectid, RIGHTARG = objectid, PROCEDURE = objectid_ne,
+	COMMUTATOR = <>, NEGATOR = =,
+	RESTRICT = neqsel, JOIN = neqjoinsel
+);
+
+CREATE OPERATOR < (
+	LEFTARG = objectid, RIGHTARG = objectid, PROCEDURE = objectid_lt,
+	COMMUTATOR = >, NEGATOR = >=,
+	RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+);
+
+CREATE OPERATOR <= (
+	LEFTARG = objectid, RIGHTARG = objectid, PROCEDURE = objectid_le,
+	COMMUTATOR = >=, NEGATOR = >,
+	RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+);
+
+CREATE OPERATOR > (
+	LEFTARG = objectid, RIGHTARG = objectid, PROCEDURE = objectid_gt,
+	COMMUTATOR = <, NEGATOR = <=,
+	RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+);
+
+CREATE OPERATOR >= (
+	LEFTARG = objectid, RIGHTARG = objectid, PROCEDURE = objectid_ge,
+	COMMUTATOR = <=, NEGATOR = <,
+	RESTRICT = scalargesel, JOIN = scalargejoinsel
+);
+
+COMMENT ON OPERATOR = (objectid, objectid) IS 'equal';
+COMMENT ON OPERATOR <> (objectid, objectid) IS 'not equal';
+COMMENT ON OPERATOR < (objectid, objectid) IS 'less than';
+COMMENT ON OPERATOR <= (objectid, objectid) IS 'less than or equal';
+COMMENT ON OPERATOR > (objectid, objectid) IS 'greater than';
+COMMENT ON OPERATOR >= (objectid, objectid) IS 'greater than or equal';
+
+CREATE OPERATOR CLASS objectid_ops
+DEFAULT FOR TYPE objectid USING btree AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 objectid_cmp(objectid, objectid),
+	FUNCTION 2 objectid_sortsupport(internal);
+
+CREATE OPERATOR CLASS objectid_ops
+DEFAULT FOR TYPE objectid USING hash AS
+	OPERATOR 1 =,
+	FUNCTION 1 objectid_hash(objectid),
+	FUNCTION 2 objectid_hash_extended(objectid, int8);
+
+-- Equal objectids are equal byte for byte, so btree indexes can deduplicate
+-- them, as for uuid.  Indexes built before take it up with REINDEX.
+ALTER OPERATOR FAMILY objectid_ops USING btree
+	ADD FUNCTION 4 (objectid, objectid) pg_catalog.btequalimage(oid);
+
+-- Core's minmax support functions, as for uuid: ObjectIds of an append-only
+-- table grow with time, so block ranges hold narrow ranges of values.
+CREATE OPERATOR CLASS objectid_minmax_ops
+DEFAULT FOR TYPE objectid USING brin AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 brin_minmax_opcinfo(internal),
+	FUNCTION 2 brin_minmax_add_value(internal, internal, internal, internal),
+	FUNCTION 3 brin_minmax_consistent(internal, internal, internal),
+	FUNCTION 4 brin_minmax_union(internal, internal, internal);
+
+-- Casts are explicit only: a bytea or text is an ObjectId only if one says so.
+CREATE FUNCTION objectid_to_bytea(objectid)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'objectid_to_bytea'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION objectid_from_bytea(bytea)
+RETURNS objectid
+AS 'MODULE_PATHNAME', 'objectid_from_bytea'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION objectid_to_bytea(objectid) IS
+'the 12 bytes of an objectid';
+COMMENT ON FUNCTION objectid_from_bytea(bytea) IS
+'objectid of 12 bytes';
+
+CREATE CAST (objectid AS bytea) WITH FUNCTION objectid_to_bytea(objectid);
+CREATE CAST (bytea AS objectid) WITH FUNCTION objectid_from_bytea(bytea);
+-- Declared so that the automatic I/O cast to text is not an assignment cast.
+CREATE CAST (objectid AS text) WITH INOUT;
+CREATE CAST (text AS objectid) WITH INOUT;
+
+-- Generation changes this backend's counter, like random() its seed:
+-- parallel restricted keeps it in the leader, so one statement's values
+-- come from one process and one counter run, while the rest of the query
+-- may still run in parallel.  No shared state, so no preloading needed.
+CREATE FUNCTION objectid()
+RETURNS objectid
+AS 'MODULE_PATHNAME', 'objectid'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION objectid() IS
+'new objectid: current second, this backend''s process field, next counter value';
+
+CREATE FUNCTION objectid_timestamp(objectid)
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'objectid_timestamp'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION objectid_timestamp(objectid) IS
+'time carried by an objectid, to the second';
+
+CREATE FUNCTION objectid_from_timestamp(timestamptz)
+RETURNS objectid
+AS 'MODULE_PATHNAME', 'objectid_from_timestamp'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION objectid_from_timestamp(timestamptz) IS
+'smallest objectid of the second of the timestamp';
+
+-- ---------------------------------------------------------------------------
+-- Statistics
+-- ---------------------------------------------------------------------------
+
+-- idgen_stats: what the generator does, per layout definition.  Backends publish their counts at transaction end and at exit, so the
+-- counts are exact for finished transactions.  The view reveals counts and
+-- times only, so PUBLIC may read it; resetting is for the owner and those
+-- granted it.
+
+CREATE FUNCTION idgen_stats(
+	OUT layout text, OUT ids bigint, OUT shared_ids bigint,
+	OUT clock_waits bigint, OUT clock_wait_ms double precision,
+	OUT clock_regressions bigint, OUT max_lead_ms bigint,
+	OUT confirm_waits bigint, OUT mark timestamptz, OUT mark_lead_ms bigint,
+	OUT time_left interval, OUT stats_reset timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'idgen_stats'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_stats() IS
+'IDs made, clock and standby waits, lead borrowed and the high-water mark, per layout definition: the rows of the view idgen_stats';
+
+CREATE VIEW idgen_stats AS SELECT * FROM idgen_stats();
+
+GRANT SELECT ON idgen_stats TO PUBLIC;
+
+COMMENT ON VIEW idgen_stats IS
+'IDs made, clock and standby waits, lead borrowed and the high-water mark, per layout definition';
+
+CREATE FUNCTION idgen_stats_reset()
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_stats_reset'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+REVOKE ALL ON FUNCTION idgen_stats_reset() FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_stats_reset() IS
+'zeroes the counts of idgen_stats for every layout';
+
+-- ---------------------------------------------------------------------------
+-- Several servers: node ids, layouts, adopting sequences
+-- ---------------------------------------------------------------------------
+
+-- What tells this server's IDs apart from other servers', to compare
+-- servers: node_id is NULL when idgen is not preloaded (the server cannot
+-- generate); node_bits and epoch must be equal on every server; a primary
+-- and its physical standbys share system_identifier, and started_at tells
+-- two running instances of one cluster apart.
+-- A server whose idgen.node_id is unset, or whose configured value was
+-- rejected, keeps the default 0 and refuses to generate; pg_settings shows it
+-- with source "default".  It is reported as having no node id (NULL), not as
+-- node 0, so that it is neither taken for node 0 nor seen to clash with it.
+
+CREATE FUNCTION idgen_node_info(
+	OUT node_id int, OUT node_bits int, OUT epoch date,
+	OUT system_identifier bigint, OUT in_recovery bool, OUT started_at timestamptz)
+RETURNS record
+LANGUAGE sql VOLATILE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT (SELECT s.setting::int FROM pg_settings s
+		WHERE s.name = 'idgen.node_id' AND s.context = 'postmaster' AND s.source <> 'default'),
+	   (SELECT s.setting::int FROM pg_settings s
+		WHERE s.name = 'idgen.node_bits' AND s.context = 'postmaster'),
+	   (SELECT s.setting::date FROM pg_settings s
+		WHERE s.name = 'idgen.epoch' AND s.context = 'postmaster'),
+	   c.system_identifier, pg_is_in_recovery(), pg_postmaster_start_time()
+FROM pg_control_system() c
+$$;
+
+COMMENT ON FUNCTION idgen_node_info() IS
+'this server''s idgen node id (NULL when unset or rejected) and layout, and what identifies the server';
+
+-- idgen_check_nodes() also checks a Citus cluster: without a list it asks
+-- every node of pg_dist_node through Citus's connections (no dblink), and
+-- there also compares the layouts of idgen_layout with the coordinator's.
+-- Servers with no node id are flagged, and never counted as node 0.
+CREATE FUNCTION idgen_check_nodes(conninfos text[] DEFAULT NULL,
+	OUT conninfo text, OUT node_id int, OUT node_bits int, OUT epoch date,
+	OUT system_identifier bigint, OUT in_recovery bool, OUT problem text)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	-- What a server says about itself, as one JSON text, from servers that
+	-- need not have the extension created (%s: its layouts, or NULL); the
+	-- start time goes as a number, so that no DateStyle can change it.
+	probe constant text := $q$
+		SELECT pg_catalog.json_build_object(
+			'preloaded', EXISTS (SELECT FROM pg_catalog.pg_settings s
+					WHERE s.name = 'idgen.node_bits' AND s.context = 'postmaster'),
+			'node_id', (SELECT s.setting FROM pg_catalog.pg_settings s
+					WHERE s.name = 'idgen.node_id' AND s.context = 'postmaster'
+					AND s.source OPERATOR(pg_catalog.<>) 'default'),
+			'node_bits', (SELECT s.setting FROM pg_catalog.pg_settings s
+					WHERE s.name = 'idgen.node_bits' AND s.context = 'postmaster'),
+			'epoch', (SELECT s.setting FROM pg_catalog.pg_settings s
+					WHERE s.name = 'idgen.epoch' AND s.context = 'postmaster'),
+			'system_identifier', c.system_identifier,
+			'in_recovery', pg_catalog.pg_is_in_recovery(),
+			'started', EXTRACT(epoch FROM pg_catalog.pg_postmaster_start_time())::text,
+			'layouts', %s)::text
+		FROM pg_catalog.pg_control_system() c$q$;
+	-- Layouts by name, with times as numbers so that no TimeZone changes them.
+	layouts_query constant text := $q$
+		(SELECT COALESCE(pg_catalog.jsonb_object_agg(l.name, pg_catalog.jsonb_build_object(
+				'epoch', EXTRACT(epoch FROM l.epoch), 'fields', l.fields, 'widths', l.widths,
+				'time_unit', EXTRACT(epoch FROM l.time_unit), 'radix', l.radix)), '{}')
+		 FROM %s.idgen_layout l)$q$;
+	citus bool := conninfos IS NULL;
+	dblink_schema name;
+	names text[];
+	reports jsonb[];
+	n int;
+	nodes int[];
+	bits int[];
+	epochs date[];
+	sysids bigint[];
+	standby bool[];
+	started numeric[];
+	problems text[];
+	usable bool[];			-- reached, can generate, not listed before
+	ref int;				-- the first usable server: the reference layout
+	j jsonb;
+	r record;
+	msg text;
+	detail text;
+	clash text;
+	reason text;
+	diff text;
+BEGIN
+	IF citus THEN
+		IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+			RAISE EXCEPTION 'idgen_check_nodes() needs a list of servers unless Citus is installed'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  HINT = 'Pass the connection strings of the servers to check, as idgen_check_nodes(ARRAY[...]).';
+		END IF;
+		IF NOT pg_catalog.citus_is_coordinator() THEN
+			RAISE EXCEPTION 'idgen_check_nodes() without a list of servers must be run on the Citus coordinator'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  HINT = 'Connect to the coordinator, or pass the connection strings of the servers to check.';
+		END IF;
+		-- This server first: its layouts are the ones the workers need.
+		names[1] := coalesce((SELECT format('%s:%s', d.nodename, d.nodeport) FROM pg_dist_node d
+							  WHERE d.groupid = 0 AND d.noderole = 'primary' LIMIT 1),
+							 'coordinator');
+		EXECUTE format(probe, format(layouts_query, '@extschema@')) INTO j;
+		reports[1] := j;
+		FOR r IN SELECT w.nodename, w.nodeport, w.success, w.result
+				 FROM pg_catalog.run_command_on_workers(
+					format(probe, format(layouts_query, '@extschema@'))) w
+				 ORDER BY w.nodename, w.nodeport LOOP
+			n := array_length(names, 1) + 1;
+			names[n] := format('%s:%s', r.nodename, r.nodeport);
+			IF r.success THEN
+				reports[n] := r.result::jsonb;
+			ELSE
+				problems[n] := 'could not check this server: ' || r.result;
+			END IF;
+		END LOOP;
+	ELSE
+		SELECT ns.nspname INTO dblink_schema
+		FROM pg_extension e JOIN pg_namespace ns ON ns.oid = e.extnamespace
+		WHERE e.extname = 'dblink';
+		IF NOT FOUND THEN
+			RAISE EXCEPTION 'idgen_check_nodes requires the extension "dblink"'
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = 'The function connects to each listed server through dblink.',
+					  HINT = 'Run CREATE EXTENSION dblink in this database, then call the function again.';
+		END IF;
+		names := conninfos;
+		FOR i IN 1 .. coalesce(array_length(conninfos, 1), 0) LOOP
+			BEGIN
+				EXECUTE format('SELECT t.j FROM %I.dblink($1, $2) AS t(j jsonb)', dblink_schema)
+					INTO STRICT j USING conninfos[i], format(probe, 'NULL');
+				reports[i] := j;
+			EXCEPTION WHEN OTHERS THEN
+				GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+				problems[i] := 'could not check this server: ' || msg ||
+					coalesce(': ' || nullif(split_part(detail, E'\n', 1), ''), '');
+			END;
+		END LOOP;
+	END IF;
+	n := coalesce(array_length(names, 1), 0);
+
+	FOR i IN 1 .. n LOOP
+		usable[i] := false;
+		j := reports[i];
+		CONTINUE WHEN j IS NULL;
+		nodes[i] := (j->>'node_id')::int;
+		bits[i] := (j->>'node_bits')::int;
+		epochs[i] := (j->>'epoch')::date;
+		sysids[i] := (j->>'system_identifier')::bigint;
+		standby[i] := (j->>'in_recovery')::bool;
+		started[i] := (j->>'started')::numeric;
+		IF NOT (j->>'preloaded')::bool THEN
+			problems[i] := 'idgen is not loaded via shared_preload_libraries, so this server cannot generate IDs';
+		ELSIF nodes[i] IS NULL THEN
+			problems[i] := 'idgen.node_id is not set, or its configured value was rejected (see the server log), so this server cannot generate IDs';
+		ELSIF nodes[i] >= (1 << bits[i]) THEN
+			problems[i] := format('idgen.node_id is %s, but idgen.node_bits = %s allows node ids up to %s, so this server cannot generate IDs',
+								  nodes[i], bits[i], (1 << bits[i]) - 1);
+		ELSE
+			usable[i] := true;
+		END IF;
+	END LOOP;
+
+	-- A server listed more than once is checked only the first time.
+	FOR i IN 1 .. n LOOP
+		CONTINUE WHEN sysids[i] IS NULL;
+		FOR k IN 1 .. i - 1 LOOP
+			IF sysids[k] = sysids[i] AND started[k] = started[i] THEN
+				problems[i] := format('same server as %s', names[k]);
+				usable[i] := false;
+				EXIT;
+			END IF;
+		END LOOP;
+	END LOOP;
+
+	FOR i IN 1 .. n LOOP
+		CONTINUE WHEN NOT usable[i];
+		ref := coalesce(ref, i);
+		IF bits[i] <> bits[ref] THEN
+			problems[i] := concat_ws('; ', problems[i],
+				format('idgen.node_bits is %s, but %s on %s', bits[i], bits[ref], names[ref]));
+		END IF;
+		IF epochs[i] <> epochs[ref] THEN
+			problems[i] := concat_ws('; ', problems[i],
+				format('idgen.epoch is %s, but %s on %s',
+					   to_char(epochs[i], 'YYYY-MM-DD'), to_char(epochs[ref], 'YYYY-MM-DD'),
+					   names[ref]));
+		END IF;
+		-- A standby may share the node id of its own cluster's primary: it
+		-- cannot generate, and when promoted it resumes above the mark its
+		-- primary logged in WAL.  Anything else sharing a node id clashes.
+		clash := NULL;
+		FOR k IN 1 .. n LOOP
+			CONTINUE WHEN k = i OR NOT usable[k] OR nodes[k] <> nodes[i];
+			CONTINUE WHEN sysids[k] = sysids[i] AND (standby[i] OR standby[k]);
+			IF sysids[k] = sysids[i] THEN
+				reason := ' (a copy of the same cluster: a clone that kept its node id, or a second primary after failover)';
+			ELSIF standby[i] OR standby[k] THEN
+				reason := ' (the clash begins when the standby is promoted)';
+			ELSE
+				reason := '';
+			END IF;
+			clash := concat_ws(', ', clash, names[k] || reason);
+		END LOOP;
+		IF clash IS NOT NULL THEN
+			problems[i] := concat_ws('; ', problems[i],
+				format('node id %s is also used by %s', nodes[i], clash));
+		END IF;
+	END LOOP;
+
+	-- In a Citus cluster every node generates, so every node needs the
+	-- coordinator's layouts, defined the same way.
+	IF citus THEN
+		FOR i IN 2 .. n LOOP
+			CONTINUE WHEN reports[i] IS NULL;
+			SELECT string_agg(c.name, ', ' ORDER BY c.name) INTO diff
+			FROM jsonb_object_keys((reports[1]->'layouts')) c(name)
+			WHERE NOT (reports[i]->'layouts') ? c.name;
+			IF diff IS NOT NULL THEN
+				problems[i] := concat_ws('; ', problems[i],
+					format('layouts of %s missing here: %s (run idgen_sync_layouts() on the coordinator)',
+						   names[1], diff));
+			END IF;
+			SELECT string_agg(c.name, ', ' ORDER BY c.name) INTO diff
+			FROM jsonb_each((reports[i]->'layouts')) c(name, def)
+			WHERE reports[1]->'layouts'->c.name <> c.def;
+			IF diff IS NOT NULL THEN
+				problems[i] := concat_ws('; ', problems[i],
+					format('layouts defined differently on %s: %s', names[1], diff));
+			END IF;
+			SELECT string_agg(c.name, ', ' ORDER BY c.name) INTO diff
+			FROM jsonb_object_keys((reports[i]->'layouts')) c(name)
+			WHERE NOT (reports[1]->'layouts') ? c.name;
+			IF diff IS NOT NULL THEN
+				problems[i] := concat_ws('; ', problems[i],
+					format('layouts not defined on %s: %s', names[1], diff));
+			END IF;
+		END LOOP;
+	END IF;
+
+	FOR i IN 1 .. n LOOP
+		conninfo := names[i];
+		node_id := nodes[i];
+		node_bits := bits[i];
+		epoch := epochs[i];
+		system_identifier := sysids[i];
+		in_recovery := standby[i];
+		problem := problems[i];
+		RETURN NEXT;
+	END LOOP;
+END
+$$;
+
+COMMENT ON FUNCTION idgen_check_nodes(text[]) IS
+'idgen node id and layout of each listed server (through dblink), or of every node of the Citus cluster when called without a list, with what could make two of them issue the same ID';
+
+CREATE FUNCTION idgen_adopt(tbl regclass, col name, widen boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	generator constant text := '@extschema@.idgen_next()';
+	att pg_attribute;
+	relkind "char";
+	def_oid oid;
+	def text;
+	seq regclass;
+	seq_name text;
+	seq_owned bool := false;
+	pgedge bool := false;
+	pgedge_floor bigint;
+	ready timestamptz;
+	already bool := false;
+	largest bigint;
+	margin_ms int;
+	floor_id bigint;
+	narrow text;
+	ref_rels oid[];
+	ref_atts int2[];
+	ref_cons name[];
+	rel regclass;
+	clauses text;
+	cols text;
+BEGIN
+
+	SELECT c.relkind INTO relkind FROM pg_class c WHERE c.oid = tbl;
+	IF relkind NOT IN ('r', 'p') THEN
+		RAISE EXCEPTION '"%" is not a table', tbl
+			USING ERRCODE = 'wrong_object_type';
+	END IF;
+	-- Nothing may insert between the check of existing values and the switch.
+	EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+
+	SELECT * INTO att FROM pg_attribute a
+	WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'column "%" of relation "%" does not exist', col, tbl
+			USING ERRCODE = 'undefined_column';
+	END IF;
+	IF att.atttypid NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype) THEN
+		RAISE EXCEPTION 'column "%" of table "%" is of type %, not an integer type', col, tbl,
+				format_type(att.atttypid, att.atttypmod)
+			USING ERRCODE = 'datatype_mismatch',
+				  DETAIL = 'idgen IDs are bigint values.';
+	END IF;
+	IF att.attgenerated <> '' THEN
+		RAISE EXCEPTION 'column "%" of table "%" is a generated column', col, tbl
+			USING ERRCODE = 'wrong_object_type';
+	END IF;
+
+	-- What fills the column now.
+	SELECT d.oid, pg_get_expr(d.adbin, d.adrelid) INTO def_oid, def
+	FROM pg_attrdef d WHERE d.adrelid = tbl AND d.adnum = att.attnum;
+	IF att.attidentity <> '' THEN
+		SELECT dep.objid::regclass INTO seq FROM pg_depend dep
+		WHERE dep.classid = 'pg_class'::regclass AND dep.refclassid = 'pg_class'::regclass
+		  AND dep.refobjid = tbl AND dep.refobjsubid = att.attnum AND dep.deptype = 'i';
+	ELSIF def = generator THEN
+		already := true;
+	ELSIF def IS NOT NULL THEN
+		SELECT dep.refobjid::regclass INTO seq FROM pg_depend dep
+		JOIN pg_class s ON s.oid = dep.refobjid AND s.relkind = 'S'
+		WHERE dep.classid = 'pg_attrdef'::regclass AND dep.objid = def_oid
+		  AND dep.refclassid = 'pg_class'::regclass;
+		-- pgEdge's convert_sequence_to_snowflake() leaves the sequence in
+		-- a snowflake.nextval() default.
+		pgedge := seq IS NOT NULL AND def = format('snowflake.nextval(%L::regclass)', seq::text);
+		IF seq IS NULL OR (def <> format('nextval(%L::regclass)', seq::text) AND NOT pgedge) THEN
+			RAISE EXCEPTION 'column "%" of table "%" has a default that is not a sequence', col, tbl
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = format('The default is %s.', def),
+					  HINT = 'idgen_adopt replaces only nextval(''sequence'') and pgEdge''s snowflake.nextval(''sequence'') defaults. Drop the default first if idgen_next() should replace it.';
+		END IF;
+		seq_owned := EXISTS (
+			SELECT FROM pg_depend dep
+			WHERE dep.classid = 'pg_class'::regclass AND dep.objid = seq
+			  AND dep.refclassid = 'pg_class'::regclass AND dep.refobjid = tbl
+			  AND dep.refobjsubid = att.attnum AND dep.deptype = 'a');
+	END IF;
+
+	seq_name := seq::text;
+
+	-- Columns that will hold the new IDs: this one and, transitively, those
+	-- that reference it by foreign key (partitions follow their parent).
+	WITH RECURSIVE refs(relid, attnum, conname) AS (
+		SELECT tbl::oid, att.attnum, NULL::name
+		UNION
+		SELECT c.conrelid, c.conkey[k], c.conname
+		FROM refs
+		JOIN pg_constraint c ON c.confrelid = refs.relid AND c.contype = 'f' AND c.conparentid = 0
+		CROSS JOIN LATERAL generate_subscripts(c.confkey, 1) k
+		WHERE c.confkey[k] = refs.attnum)
+	SELECT array_agg(relid), array_agg(attnum), array_agg(conname)
+	INTO ref_rels, ref_atts, ref_cons
+	FROM refs;
+
+	SELECT string_agg(format('%s.%I (%s)', a.attrelid::regclass, a.attname,
+							 format_type(a.atttypid, a.atttypmod)), ', '
+					  ORDER BY a.attrelid <> tbl, a.attrelid::regclass::text, a.attnum)
+	INTO narrow
+	FROM (SELECT DISTINCT relid, attnum FROM unnest(ref_rels, ref_atts) u(relid, attnum)) rc
+	JOIN pg_attribute a ON a.attrelid = rc.relid AND a.attnum = rc.attnum
+	WHERE a.atttypid <> 'int8'::regtype;
+	IF narrow IS NOT NULL AND NOT widen THEN
+		RAISE EXCEPTION 'columns too narrow for idgen IDs: %', narrow
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				  DETAIL = 'idgen IDs need bigint, in the column and in every column that references it.',
+				  HINT = 'Call idgen_adopt with widen => true to change these columns to bigint.';
+	END IF;
+
+	-- Refuse before changing anything if this server cannot generate: the
+	-- new default would fail every insert.
+	PERFORM @extschema@.idgen_next();
+
+	IF NOT already THEN
+		-- Every ID made from now on is at least the smallest ID of the
+		-- current millisecond, less the time idgen lets the clock step back.
+		SELECT coalesce(max(s.setting::int), 10000) INTO margin_ms
+		FROM pg_settings s WHERE s.name = 'idgen.max_clock_regression_ms';
+		floor_id := @extschema@.idgen_from_timestamp(clock_timestamp() - make_interval(secs => margin_ms / 1000.0));
+		EXECUTE format('SELECT max(%I)::bigint FROM %s', col, tbl) INTO largest;
+		IF largest >= floor_id AND pgedge THEN
+			-- pgEdge counts milliseconds from 2023-01-01, idgen from
+			-- idgen.epoch: IDs pgEdge made within that gap of now are above
+			-- idgen's.  The pgedge layout continues pgEdge's numbering.
+			pgedge_floor := @extschema@.idgen_from_timestamp(
+				clock_timestamp() - make_interval(secs => margin_ms / 1000.0), 'pgedge');
+			ready := (@extschema@.idgen_decode(largest, 'pgedge')).ts;
+			ready := ready + make_interval(secs => margin_ms / 1000.0 + 0.001);
+			RAISE EXCEPTION 'values of column "%" of table "%" reach the range of idgen IDs', col, tbl
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = format('The largest value is %s, a pgEdge snowflake ID counting milliseconds from 2023-01-01; idgen IDs count them from idgen.epoch, %s, and made from now on can be as small as %s.',
+									  largest, current_setting('idgen.epoch', true), floor_id),
+					  HINT = format('Continue pgEdge''s numbering in idgen''s layout pgedge instead%s: ALTER TABLE %s ALTER COLUMN %I SET DEFAULT @extschema@.idgen_next(''pgedge'').',
+									CASE WHEN largest >= pgedge_floor
+										THEN format(' once the clock is idgen.max_clock_regression_ms past the largest value''s time, at %s', ready)
+										ELSE '' END,
+									tbl, col);
+		ELSIF largest >= floor_id THEN
+			RAISE EXCEPTION 'values of column "%" of table "%" reach the range of idgen IDs', col, tbl
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					  DETAIL = format('The largest value is %s; idgen IDs made from now on can be as small as %s, so a new ID could equal an existing value.',
+									  largest, floor_id),
+					  HINT = 'Renumber the existing values below that, or keep the column''s current default.';
+		END IF;
+		RETURN NEXT CASE WHEN largest IS NULL
+			THEN format('%s.%I holds no values yet', tbl, col)
+			ELSE format('largest existing value of %s.%I, %s, is below every ID idgen makes from now on', tbl, col, largest)
+		END;
+	END IF;
+
+	IF att.attidentity <> '' THEN
+		EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+		RETURN NEXT format('dropped identity of %s.%I, with its sequence %s', tbl, col, seq_name);
+	ELSIF def IS NOT NULL AND NOT already THEN
+		EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+		RETURN NEXT format('dropped default %s of %s.%I', def, tbl, col);
+	END IF;
+
+	-- One ALTER TABLE per table, so that each is rewritten once.
+	FOR rel, clauses, cols IN
+		SELECT rc.relid::regclass,
+			   string_agg(format('ALTER COLUMN %I TYPE bigint', a.attname), ', ' ORDER BY a.attnum),
+			   string_agg(format('%I', a.attname) || coalesce(' (foreign key ' || quote_ident(rc.conname) || ')', ''),
+						  ', ' ORDER BY a.attnum)
+		FROM (SELECT relid, attnum, min(conname) AS conname
+			  FROM unnest(ref_rels, ref_atts, ref_cons) u(relid, attnum, conname)
+			  GROUP BY relid, attnum) rc
+		JOIN pg_attribute a ON a.attrelid = rc.relid AND a.attnum = rc.attnum
+		WHERE a.atttypid <> 'int8'::regtype
+		GROUP BY rc.relid
+		ORDER BY rc.relid <> tbl, rc.relid::regclass::text
+	LOOP
+		EXECUTE format('ALTER TABLE %s %s', rel, clauses);
+		RETURN NEXT format('changed %s to bigint in %s', cols, rel);
+	END LOOP;
+
+	IF seq IS NOT NULL AND att.attidentity = '' THEN
+		IF NOT seq_owned THEN
+			RETURN NEXT format('kept sequence %s: it does not belong to %s.%I', seq_name, tbl, col);
+		ELSE
+			BEGIN
+				EXECUTE format('DROP SEQUENCE %s', seq);
+				RETURN NEXT format('dropped sequence %s', seq_name);
+			EXCEPTION WHEN dependent_objects_still_exist THEN
+				RETURN NEXT format('kept sequence %s: other objects use it', seq_name);
+			END;
+		END IF;
+	END IF;
+
+	IF already THEN
+		RETURN NEXT format('%s.%I already defaults to %s', tbl, col, generator);
+	ELSE
+		EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, generator);
+		RETURN NEXT format('set default of %s.%I to %s', tbl, col, generator);
+	END IF;
+END
+$$;
+
+COMMENT ON FUNCTION idgen_adopt(regclass, name, boolean) IS
+'switch an integer key column from its sequence (or pgEdge snowflake sequence) to DEFAULT idgen_next(), widening it and its referencing columns to bigint on request';
+
+-- ---------------------------------------------------------------------------
+-- CHECK constraints on layouts defined in SQL
+-- ---------------------------------------------------------------------------
+
+-- A valid CHECK constraint is restored with its table, before the rows of
+-- idgen_layout: a constraint calling idgen_decode(id, 'orders') made the
+-- restore of the table's rows fail.  PostgreSQL does not support CHECK
+-- constraints that read other tables; NOT VALID ones still check new rows
+-- and pg_dump adds them after the data.  So such constraints must be NOT
+-- VALID (src/constraint.c); built-in layouts, read from no table, are free.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION idgen_constraint_check()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'idgen_constraint_check'
+LANGUAGE C;
+
+REVOKE EXECUTE ON FUNCTION idgen_constraint_check() FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_constraint_check() IS
+'event trigger: refuses valid CHECK constraints that read idgen layouts defined in SQL';
+
+CREATE EVENT TRIGGER idgen_constraint_check ON ddl_command_end
+WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE DOMAIN', 'ALTER DOMAIN')
+EXECUTE FUNCTION idgen_constraint_check();
