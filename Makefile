@@ -16,6 +16,7 @@ OBJS = \
 	src/hwm.o \
 	src/idgen.o \
 	src/layout.o \
+	src/layouts_view.o \
 	src/objectid.o \
 	src/registry.o \
 	src/settings.o \

@@ -571,3 +571,36 @@ COMMENT ON FUNCTION idgen_layout_propagate() IS
 'trigger of idgen_layout: on a Citus coordinator, repeats each change of layouts on every worker';
 COMMENT ON FUNCTION idgen_stats() IS
 'IDs made, clock and standby waits, lead borrowed and the high-water mark, per layout definition: the rows of the view idgen_stats';
+
+-- ---------------------------------------------------------------------------
+-- The view idgen_layouts lists every layout; the comment of
+-- idgen_decode(bigint, text) points to it instead of naming them.
+-- ---------------------------------------------------------------------------
+
+-- Every layout by name, so that no comment has to list them: the built-in
+-- ones (idgen follows idgen.epoch and idgen.node_bits, fixed until the
+-- server restarts: stable) and those of idgen_layout, in its columns.
+CREATE FUNCTION idgen_builtin_layouts(
+	OUT name text, OUT epoch timestamptz, OUT fields text[], OUT widths int[],
+	OUT time_unit interval, OUT radix int)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'idgen_builtin_layouts'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION idgen_builtin_layouts() IS
+'the built-in ID layouts, in the columns of idgen_layout: rows of the view idgen_layouts';
+
+CREATE VIEW idgen_layouts AS
+SELECT b.name, true AS built_in, b.epoch, b.fields, b.widths, b.time_unit, b.radix
+FROM idgen_builtin_layouts() b
+UNION ALL
+SELECT l.name, false, l.epoch, l.fields, l.widths, l.time_unit, l.radix
+FROM idgen_layout l;
+
+GRANT SELECT ON idgen_layouts TO PUBLIC;
+
+COMMENT ON VIEW idgen_layouts IS
+'every ID layout by name, built in or defined with idgen_define_layout(): fields from the most significant down, widths in bits (radix 2) or decimal digits (radix 10)';
+
+COMMENT ON FUNCTION idgen_decode(bigint, text) IS
+'time, machine fields and sequence carried by an ID of the named layout; the view idgen_layouts lists the layouts';

@@ -10,6 +10,13 @@ SELECT idgen_define_layout('tenants', '2020-01-01+00', '{time,shard,sequence}', 
 SELECT idgen_define_layout('dec17', '2020-01-01+00', '{time,node,sequence}', '{12,2,3}', radix => 10);
 SELECT * FROM idgen_layout ORDER BY name;
 
+-- idgen_layouts: the built-in layouts, the default first, then these; each
+-- starts at the epoch listed and decodes the fields listed
+SELECT * FROM idgen_layouts;
+SELECT l.name FROM idgen_layouts l
+WHERE (idgen_decode(0, l.name)).ts <> l.epoch
+   OR idgen_from_timestamp(l.epoch + l.time_unit, l.name) <= 0;
+
 -- decoding values packed by hand: 1000 ms after 2020-01-01, node 3, worker 5,
 -- sequence 7; 10 s, shard 4000, sequence 9; 123456 ms, node 42, sequence 999
 SELECT * FROM idgen_decode((1000::bigint << 22) | (3 << 17) | (5 << 12) | 7, 'orders');
