@@ -721,15 +721,13 @@ COMMENT ON FUNCTION idgen_stats_reset() IS
 -- ---------------------------------------------------------------------------
 
 -- What tells this server's IDs apart from other servers', to compare
--- servers: node_id is NULL when idgen is not preloaded (the server cannot
--- generate); node_bits and epoch must be equal on every server; a primary
--- and its physical standbys share system_identifier, and started_at tells
--- two running instances of one cluster apart.
--- A server whose idgen.node_id is unset, or whose configured value was
--- rejected, keeps the default 0 and refuses to generate; pg_settings shows it
--- with source "default".  It is reported as having no node id (NULL), not as
--- node 0, so that it is neither taken for node 0 nor seen to clash with it.
-
+-- servers: node_id is NULL when the server cannot generate, because idgen is
+-- not preloaded or idgen.node_id is unset or was rejected (it keeps the
+-- default 0, source "default" in pg_settings): so it is neither taken for
+-- node 0 nor seen to clash with it.  node_bits and epoch must be equal on
+-- every server; a primary and its physical standbys share
+-- system_identifier, and started_at tells two running instances of one
+-- cluster apart.
 CREATE FUNCTION idgen_node_info(
 	OUT node_id int, OUT node_bits int, OUT epoch date,
 	OUT system_identifier bigint, OUT in_recovery bool, OUT started_at timestamptz)
@@ -750,10 +748,14 @@ $$;
 COMMENT ON FUNCTION idgen_node_info() IS
 'this server''s idgen node id (NULL when unset or rejected) and layout, and what identifies the server';
 
--- idgen_check_nodes() also checks a Citus cluster: without a list it asks
--- every node of pg_dist_node through Citus's connections (no dblink), and
--- there also compares the layouts of idgen_layout with the coordinator's.
--- Servers with no node id are flagged, and never counted as node 0.
+-- Connects to every listed server through dblink and flags what can make
+-- two of them issue the same ID: a node id used twice, a different layout,
+-- a server that cannot generate or cannot be reached.  dblink is not a
+-- dependency of idgen: only this function needs it, so it looks for it when
+-- called.  Without a list, on a Citus coordinator, it asks every node of
+-- pg_dist_node through Citus's connections (no dblink), and there also
+-- compares the layouts of idgen_layout with the coordinator's.  Servers with
+-- no node id are flagged, and never counted as node 0.
 CREATE FUNCTION idgen_check_nodes(conninfos text[] DEFAULT NULL,
 	OUT conninfo text, OUT node_id int, OUT node_bits int, OUT epoch date,
 	OUT system_identifier bigint, OUT in_recovery bool, OUT problem text)
@@ -978,6 +980,13 @@ $$;
 COMMENT ON FUNCTION idgen_check_nodes(text[]) IS
 'idgen node id and layout of each listed server (through dblink), or of every node of the Citus cluster when called without a list, with what could make two of them issue the same ID';
 
+-- Switches an integer key column from a sequence (serial, IDENTITY, a
+-- nextval() default, or pgEdge's snowflake.nextval()) to idgen_next(), in
+-- one transaction: the column and, with widen, every column that references
+-- it by foreign key become bigint; the sequence owned by the column is
+-- dropped.  Existing values must be below the IDs idgen makes from now on,
+-- so no new ID can equal one.  Only the resulting table definitions matter
+-- to pg_dump.
 CREATE FUNCTION idgen_adopt(tbl regclass, col name, widen boolean DEFAULT false)
 RETURNS SETOF text
 LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
@@ -1195,7 +1204,6 @@ COMMENT ON FUNCTION idgen_adopt(regclass, name, boolean) IS
 -- constraints that read other tables; NOT VALID ones still check new rows
 -- and pg_dump adds them after the data.  So such constraints must be NOT
 -- VALID (src/constraint.c); built-in layouts, read from no table, are free.
--- ---------------------------------------------------------------------------
 
 CREATE FUNCTION idgen_constraint_check()
 RETURNS event_trigger
