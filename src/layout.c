@@ -333,6 +333,13 @@ layout_has_field(const IdgenLayout *layout, IdgenField field)
 	return false;
 }
 
+/* The name idgen_define_layout() takes for a kind of field. */
+const char *
+layout_field_name(IdgenField field)
+{
+	return field_names[field];
+}
+
 /* Each value is reduced to its field's range, so it cannot spill over. */
 int64
 layout_pack(const IdgenLayout *layout, const IdgenFields *fields)

@@ -18,16 +18,6 @@
 
 PG_FUNCTION_INFO_V1(idgen_builtin_layouts);
 
-/* The names idgen_define_layout() takes for each kind of field. */
-static const char *const view_field_names[IDGEN_NFIELDS] = {
-	[IDGEN_FIELD_TIME] = "time",
-	[IDGEN_FIELD_NODE] = "node",
-	[IDGEN_FIELD_WORKER] = "worker",
-	[IDGEN_FIELD_SEQ] = "sequence",
-	[IDGEN_FIELD_SHARD] = "shard",
-	[IDGEN_FIELD_RANDOM] = "random",
-};
-
 static void
 put_layout(ReturnSetInfo *rsinfo, const IdgenLayout *layout)
 {
@@ -39,7 +29,7 @@ put_layout(ReturnSetInfo *rsinfo, const IdgenLayout *layout)
 
 	for (int i = 0; i < layout->nfields; i++)
 	{
-		names[i] = CStringGetTextDatum(view_field_names[layout->order[i]]);
+		names[i] = CStringGetTextDatum(layout_field_name(layout->order[i]));
 		widths[i] = Int32GetDatum(layout->width[layout->order[i]]);
 	}
 	unit->time = (int64) layout->tick_ms * 1000;
