@@ -18,13 +18,18 @@ my $node = idgen_node('upgrade_path', "idgen.node_id = 5\n");
 my $version = $node->safe_psql('postgres',
 	"SELECT default_version FROM pg_available_extensions WHERE name = 'idgen'");
 
+# pg_dump 18 and later would add the statistics of idgen_layout.
+my ($help, $ignore);
+IPC::Run::run [ 'pg_dump', '--help' ], '>' => \$help, '2>' => \$ignore;
+my @no_stats = $help =~ /--no-statistics/ ? ('--no-statistics') : ();
+
 # The schema of a database's extension as pg_dump writes it, OIDs left out.
 sub schema_of
 {
 	my ($db) = @_;
 	my ($stdout, $stderr);
 	IPC::Run::run [
-		'pg_dump', '--binary-upgrade', '--schema-only', '--no-owner',
+		'pg_dump', '--binary-upgrade', '--schema-only', '--no-owner', @no_stats,
 		'--dbname' => $node->connstr($db)
 	  ],
 	  '>' => \$stdout, '2>' => \$stderr
