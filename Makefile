@@ -7,6 +7,7 @@ OBJS = \
 	src/catalog.o \
 	src/clock.o \
 	src/clone.o \
+	src/compat.o \
 	src/constraint.o \
 	src/decode.o \
 	src/durable.o \

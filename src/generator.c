@@ -21,6 +21,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -32,10 +33,10 @@
 #include "utils/wait_event.h"
 
 #include "catalog.h"
+#include "clone.h"
 #include "clock.h"
 #include "compat.h"
 #include "hwm.h"
-#include "idgen.h"
 #include "layout.h"
 #include "registry.h"
 #include "settings.h"
@@ -129,10 +130,25 @@ generator_claim(void)
 	}
 }
 
+/* Generating needs shared memory, every setting valid, and a primary. */
+static void
+generator_require(void)
+{
+	registry_require();
+	settings_require_all();
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot generate idgen IDs during recovery"),
+				 errdetail("A standby shares its primary's idgen.node_id, so IDs it made could repeat the primary's."),
+				 errhint("Generate IDs on the primary.")));
+	clone_warn_once();
+}
+
 static void
 generator_attach(void)
 {
-	idgen_require_generator();
+	generator_require();
 	step_seed_random();
 	generator_claim();
 	last_claim_attempt_ms = clock_now_ms();

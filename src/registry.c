@@ -101,15 +101,20 @@ typedef union LayoutStatePadded
  */
 #define REGISTRY_MAX_LAYOUTS 1024
 
+/*
+ * The header, then the layout states and the slots, each array starting on
+ * a cache line boundary of its own so that padding each element keeps it
+ * off its neighbours' lines (registry_shmem_startup() places them).
+ */
 typedef struct RegistryShared
 {
 	LWLock	   *claim_lock;		/* slot ownership */
 	LWLock	   *shared_slot_lock;	/* generation in the shared slot */
 	LWLock	   *layout_lock;	/* which definition each layout state holds */
 	uint64		incarnations;	/* layout states given to a definition so far */
-	LayoutStatePadded layouts[REGISTRY_MAX_LAYOUTS];
 	int			nslots;
-	RegistrySlotPadded slots[FLEXIBLE_ARRAY_MEMBER];
+	LayoutStatePadded *layouts; /* [REGISTRY_MAX_LAYOUTS] */
+	RegistrySlotPadded *slots;	/* [nslots] */
 } RegistryShared;
 
 #define REGISTRY_TRANCHE "idgen"
@@ -125,11 +130,14 @@ registry_nslots(void)
 	return 1 << (IDGEN_MACHINE_BITS - idgen_node_bits);
 }
 
+/* One spare cache line lets the arrays start on a boundary wherever the block does. */
 Size
 registry_shmem_size(void)
 {
-	return add_size(offsetof(RegistryShared, slots),
-					mul_size(registry_nslots(), sizeof(RegistrySlotPadded)));
+	Size		size = CACHELINEALIGN(sizeof(RegistryShared)) + PG_CACHE_LINE_SIZE;
+
+	size = add_size(size, mul_size(REGISTRY_MAX_LAYOUTS, sizeof(LayoutStatePadded)));
+	return add_size(size, mul_size(registry_nslots(), sizeof(RegistrySlotPadded)));
 }
 
 void
@@ -152,6 +160,9 @@ registry_shmem_startup(void)
 		LWLockPadded *locks = GetNamedLWLockTranche(REGISTRY_TRANCHE);
 
 		memset(registry, 0, registry_shmem_size());
+		registry->layouts = (LayoutStatePadded *)
+			CACHELINEALIGN((char *) registry + sizeof(RegistryShared));
+		registry->slots = (RegistrySlotPadded *) (registry->layouts + REGISTRY_MAX_LAYOUTS);
 		registry->claim_lock = &locks[0].lock;
 		registry->shared_slot_lock = &locks[1].lock;
 		registry->layout_lock = &locks[2].lock;

@@ -82,6 +82,18 @@ configured_value(const char *name)
 	return value ? pstrdup(value) : NULL;
 }
 
+/* idgen.epoch: a date that layout.c can count from. */
+static bool
+settings_check_epoch(char **newval, void **extra, GucSource source)
+{
+	int64		ms;
+
+	if (layout_parse_epoch(*newval, &ms))
+		return true;
+	GUC_check_errdetail("The epoch must be a date written as YYYY-MM-DD, %s.", LAYOUT_EPOCH_RANGE);
+	return false;
+}
+
 /* Settings fixed at server start: only definable while preloading. */
 static void
 define_postmaster_settings(void)
@@ -110,7 +122,7 @@ define_postmaster_settings(void)
 							   &idgen_epoch,
 							   IDGEN_DEFAULT_EPOCH,
 							   PGC_POSTMASTER, 0,
-							   layout_check_epoch, NULL, NULL);
+							   settings_check_epoch, NULL, NULL);
 
 	check_configured_value("idgen.node_bits", node_bits, true);
 	check_configured_value("idgen.epoch", epoch, true);
