@@ -15,10 +15,13 @@ OBJS = \
 	src/generator.o \
 	src/horizon.o \
 	src/hwm.o \
+	src/hwm_file.o \
+	src/hwm_writer.o \
 	src/idgen.o \
 	src/layout.o \
 	src/objectid.o \
 	src/registry.o \
+	src/rmgr.o \
 	src/settings.o \
 	src/stats.o \
 	src/step.o \
@@ -38,6 +41,10 @@ TAP_TESTS = 1
 # The version, as idgen.control gives it, for PG_MODULE_MAGIC_EXT.
 IDGEN_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" idgen.control)
 PG_CPPFLAGS += -DIDGEN_VERSION='"$(IDGEN_VERSION)"'
+# The custom WAL resource manager id (src/rmgr.c); WAL written with one id
+# is replayed only by a build with the same id.
+IDGEN_RMGR_ID ?= 171
+PG_CPPFLAGS += -DIDGEN_RMGR_ID=$(IDGEN_RMGR_ID)
 # Warnings; CI and scripts/matrix add -Werror through COPT.
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 

@@ -15,6 +15,7 @@
 #include "hwm.h"
 #include "layout.h"
 #include "registry.h"
+#include "rmgr.h"
 #include "settings.h"
 #include "stats.h"
 
@@ -61,5 +62,6 @@ _PG_init(void)
 	shmem_request_hook = idgen_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = idgen_shmem_startup;
-	hwm_register();
+	rmgr_register();
+	hwm_writer_register();
 }
