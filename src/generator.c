@@ -29,6 +29,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 
@@ -57,17 +58,45 @@ typedef struct LayoutGen
 	GenState	gen;
 	bool		dedicated;
 	LayoutStateRef shared;		/* the definition's shared state, if not */
-	uint64		claim;			/* my_claims when planned */
+	uint64		claim;			/* me.claims when planned */
 	uint64		catalog;		/* catalog_generation() when planned */
 } LayoutGen;
 
-static GenState *my_gen = NULL;	/* dedicated slot; NULL while unattached or shared */
-static RegistrySlot *my_slot = NULL;
-static bool my_attached = false;
-static int64 my_worker;
-static uint64 my_claims = 0;	/* slots claimed so far */
-static int64 last_claim_attempt_ms;
-static GenPlan default_plan;
+/*
+ * How this backend is attached to a worker id.  The invariant, by mode:
+ *
+ *	UNATTACHED: it has not generated yet; nothing else here is meaningful.
+ *	DEDICATED: it holds registry slot number worker, slot; gen is &slot->gen,
+ *	  which only this backend writes; the slot is given back at exit.
+ *	SHARED: every dedicated slot was taken; worker is the shared slot's
+ *	  number, slot and gen are NULL, and it generates in the shared slot
+ *	  under its lock, trying for a dedicated slot every RECLAIM_INTERVAL_MS.
+ *
+ * In both attached modes default_plan packs worker.  gen != NULL is the
+ * hot path's one test: it holds exactly in DEDICATED.  claims counts the
+ * slots claimed, so that a layout's plan made under an earlier attachment
+ * is made again (LayoutGen.claim).
+ */
+typedef enum AttachMode
+{
+	ATTACH_UNATTACHED,
+	ATTACH_DEDICATED,
+	ATTACH_SHARED,
+} AttachMode;
+
+typedef struct Attachment
+{
+	GenState   *gen;			/* &slot->gen when DEDICATED, else NULL */
+	GenPlan		default_plan;
+	AttachMode	mode;
+	RegistrySlot *slot;			/* when DEDICATED */
+	int64		worker;			/* registry slot number, when attached */
+	uint64		claims;			/* slots claimed so far */
+	int64		last_claim_attempt_ms;
+	bool		release_set;	/* the exit callback that gives slot back is set */
+} Attachment;
+
+static Attachment me = {.mode = ATTACH_UNATTACHED};
 static HTAB *layout_gens = NULL;
 
 PG_FUNCTION_INFO_V1(idgen_next);
@@ -89,9 +118,9 @@ generator_plan_default(void)
 {
 	int64		workers;
 
-	generator_plan(&default_plan, layout_default(), &workers);
-	default_plan.worker += my_worker;
-	default_plan.holder_last_ms = my_slot ? &my_slot->last_ms : NULL;
+	generator_plan(&me.default_plan, layout_default(), &workers);
+	me.default_plan.worker += me.worker;
+	me.default_plan.holder_last_ms = me.slot ? &me.slot->last_ms : NULL;
 }
 
 /*
@@ -102,32 +131,8 @@ generator_plan_default(void)
 static void
 generator_start_as_holder(GenState *st, const GenPlan *plan)
 {
-	step_skip_past(st, plan, step_tick_start(plan, my_slot->last_ms));
+	step_skip_past(st, plan, step_tick_start(plan, me.slot->last_ms));
 	step_apply_floor(st, plan, hwm_floor(plan->hwm));
-}
-
-static void
-generator_claim(void)
-{
-	RegistrySlot *slot;
-	int			index;
-
-	slot = registry_claim_slot(&index);
-	if (slot != NULL)
-	{
-		my_worker = index;
-		my_claims++;
-		my_slot = slot;
-		generator_plan_default();
-		generator_start_as_holder(&slot->gen, &default_plan);
-		my_gen = &slot->gen;
-		stats_track(default_plan.stats, my_gen);
-	}
-	else
-	{
-		my_worker = registry_shared_index();
-		generator_plan_default();
-	}
 }
 
 /* Generating needs shared memory, every setting valid, and a primary. */
@@ -145,23 +150,68 @@ generator_require(void)
 	clone_warn_once();
 }
 
+/* At exit: a dedicated slot goes back to the registry for the next holder. */
+static void
+generator_detach(int code, Datum arg)
+{
+	if (me.mode != ATTACH_DEDICATED)
+		return;
+	registry_release_slot(me.worker);
+	me.gen = NULL;
+	me.slot = NULL;
+	me.mode = ATTACH_UNATTACHED;
+}
+
+/* Attaches in DEDICATED mode if a slot is free, else in SHARED mode. */
+static void
+generator_claim(void)
+{
+	RegistrySlot *slot;
+	int			index;
+
+	Assert(me.mode != ATTACH_DEDICATED);
+	/* Before claiming: a slot must never be held without its release set up. */
+	if (!me.release_set)
+	{
+		on_shmem_exit(generator_detach, (Datum) 0);
+		me.release_set = true;
+	}
+	slot = registry_claim_slot(&index);
+	if (slot != NULL)
+	{
+		me.mode = ATTACH_DEDICATED;
+		me.worker = index;
+		me.claims++;
+		me.slot = slot;
+		generator_plan_default();
+		generator_start_as_holder(&slot->gen, &me.default_plan);
+		me.gen = &slot->gen;
+		stats_track(me.default_plan.stats, me.gen);
+	}
+	else
+	{
+		me.mode = ATTACH_SHARED;
+		me.worker = registry_shared_index();
+		generator_plan_default();
+	}
+}
+
 static void
 generator_attach(void)
 {
 	generator_require();
 	step_seed_random();
 	generator_claim();
-	last_claim_attempt_ms = clock_now_ms();
-	my_attached = true;
+	me.last_claim_attempt_ms = clock_now_ms();
 }
 
 /* A backend in the shared slot tries for a dedicated one now and then. */
 static void
 generator_maybe_reclaim(int64 now)
 {
-	if (my_gen != NULL || now - last_claim_attempt_ms < RECLAIM_INTERVAL_MS)
+	if (me.mode != ATTACH_SHARED || now - me.last_claim_attempt_ms < RECLAIM_INTERVAL_MS)
 		return;
-	last_claim_attempt_ms = now;
+	me.last_claim_attempt_ms = now;
 	generator_claim();
 }
 
@@ -206,20 +256,20 @@ generator_next_locked(LayoutStateRef *shared, const GenPlan *plan, int64 n)
 static pg_noinline int64
 generator_next_slow(int64 n)
 {
-	if (!my_attached)
+	if (me.mode == ATTACH_UNATTACHED)
 		generator_attach();
 	else
 		generator_maybe_reclaim(clock_now_ms());
-	if (my_gen != NULL)
-		return step_next(my_gen, &default_plan, n);
-	return generator_next_locked(NULL, &default_plan, n);
+	if (me.gen != NULL)
+		return step_next(me.gen, &me.default_plan, n);
+	return generator_next_locked(NULL, &me.default_plan, n);
 }
 
 static inline int64
 generator_next(void)
 {
-	if (likely(my_gen != NULL))
-		return step_next(my_gen, &default_plan, 1);
+	if (likely(me.gen != NULL))
+		return step_next(me.gen, &me.default_plan, 1);
 	return generator_next_slow(1);
 }
 
@@ -227,8 +277,8 @@ generator_next(void)
 static pg_noinline int64
 generator_next_block(int64 n)
 {
-	if (likely(my_gen != NULL))
-		return step_next(my_gen, &default_plan, n);
+	if (likely(me.gen != NULL))
+		return step_next(me.gen, &me.default_plan, n);
 	return generator_next_slow(n);
 }
 
@@ -316,18 +366,18 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 {
 	GenPlan    *plan = &lg->plan;
 	int64		workers;
-	bool		was_dedicated = lg->dedicated && lg->claim == my_claims;
+	bool		was_dedicated = lg->dedicated && lg->claim == me.claims;
 
 	/* Count the old plan's IDs before its state may be started over. */
 	stats_track(plan->stats, NULL);
 	generator_plan(plan, layout, &workers);
 	/* The definition may have changed: look its shared state up again. */
 	lg->shared = (LayoutStateRef) LAYOUT_STATE_REF_INIT;
-	lg->dedicated = my_gen != NULL && my_worker < workers - 1;
-	plan->worker += lg->dedicated ? my_worker : Max(workers - 1, 0);
+	lg->dedicated = me.mode == ATTACH_DEDICATED && me.worker < workers - 1;
+	plan->worker += lg->dedicated ? me.worker : Max(workers - 1, 0);
 	if (lg->dedicated)
 	{
-		plan->holder_last_ms = &my_slot->last_ms;
+		plan->holder_last_ms = &me.slot->last_ms;
 		if (!was_dedicated)
 		{
 			memset(&lg->gen, 0, sizeof(lg->gen));
@@ -338,7 +388,7 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 			step_skip_past(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms);
 		stats_track(plan->stats, &lg->gen);
 	}
-	lg->claim = my_claims;
+	lg->claim = me.claims;
 	lg->catalog = catalog_generation();
 }
 
@@ -353,7 +403,7 @@ typedef struct LayoutCallCache
 static inline bool
 generator_layout_current(const LayoutGen *lg)
 {
-	return lg->claim == my_claims && lg->catalog == catalog_generation();
+	return lg->claim == me.claims && lg->catalog == catalog_generation();
 }
 
 static LayoutGen *
@@ -468,15 +518,15 @@ generator_prepare(FunctionCallInfo fcinfo, int layout_arg)
 {
 	LayoutGen  *lg;
 
-	if (!my_attached)
+	if (me.mode == ATTACH_UNATTACHED)
 		generator_attach();
-	else if (my_gen == NULL)
+	else
 		generator_maybe_reclaim(clock_now_ms());
 	lg = generator_layout(fcinfo, PG_GETARG_TEXT_PP(layout_arg));
 	if (lg->plan.layout == layout_default())
 	{
 		if (!PG_ARGISNULL(layout_arg + 1))
-			(void) generator_shard(&default_plan, true, 0);
+			(void) generator_shard(&me.default_plan, true, 0);
 		return NULL;
 	}
 	return lg;

@@ -122,7 +122,6 @@ typedef struct RegistryShared
 static RegistryShared *registry = NULL;
 
 PG_FUNCTION_INFO_V1(idgen_workers);
-static int	my_slot_index = -1;
 
 static int
 registry_nslots(void)
@@ -190,36 +189,28 @@ registry_shared_index(void)
 	return registry->nslots - 1;
 }
 
-static void
-registry_release_slot(int code, Datum arg)
+/* Gives back a dedicated slot this backend claimed, at its exit. */
+void
+registry_release_slot(int index)
 {
-	if (my_slot_index < 0)
-		return;
 	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
-	registry->slots[my_slot_index].slot.pid = 0;
+	registry->slots[index].slot.pid = 0;
 	LWLockRelease(registry->claim_lock);
-	my_slot_index = -1;
 }
 
 /*
  * Claims the first free dedicated slot, or returns NULL when all are taken.
  * The slot keeps its generator state and newest millisecond, from which the
  * new holder starts (generator.c); only the holder's counters start over.
+ * The caller gives it back with registry_release_slot(), and must have made
+ * sure that it will, exit included, before claiming.
  */
 RegistrySlot *
 registry_claim_slot(int *index)
 {
-	static bool release_registered = false;
 	RegistrySlot *slot = NULL;
 	int			i;
 
-	Assert(my_slot_index < 0);
-	/* Before claiming: a slot must never be held without its release set up. */
-	if (!release_registered)
-	{
-		on_shmem_exit(registry_release_slot, (Datum) 0);
-		release_registered = true;
-	}
 	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
 	for (i = 0; i < registry_shared_index(); i++)
 	{
@@ -233,14 +224,11 @@ registry_claim_slot(int *index)
 		slot->gen.issued = 0;
 		slot->gen.regressions = 0;
 		slot->gen.waits = 0;
-		my_slot_index = i;
+		*index = i;
 		break;
 	}
 	LWLockRelease(registry->claim_lock);
 
-	if (slot == NULL)
-		return NULL;
-	*index = my_slot_index;
 	return slot;
 }
 

@@ -48,6 +48,7 @@ extern void registry_shmem_startup(void);
 extern void registry_require(void);
 extern int	registry_shared_index(void);
 extern RegistrySlot *registry_claim_slot(int *index);
+extern void registry_release_slot(int index);
 /*
  * A backend's memory of where a layout definition's shared state is: its
  * index and the incarnation it had, so that finding it again needs no
