@@ -220,8 +220,8 @@ generator_maybe_reclaim(int64 now)
  * default layout's shared slot, else where the layout definition's state
  * was last found): the same step as
  * in a backend's own state, with the clock read under the lock, as another
- * holder may have just moved on.  A state new in this server run starts
- * above every tick its layout used before (hwm_fresh_floor).
+ * holder may have just moved on, and above the floor the registry gives
+ * (registry_lock_state).
  */
 static int64
 generator_next_locked(LayoutStateRef *shared, const GenPlan *plan, int64 n)
@@ -231,12 +231,12 @@ generator_next_locked(LayoutStateRef *shared, const GenPlan *plan, int64 n)
 
 	for (;;)
 	{
-		bool		fresh;
+		int64		floor;
 		GenState   *st = registry_lock_state(shared ? plan->layout : NULL, plan->hwm,
-												 shared, &fresh);
+												 shared, &floor);
 		bool		done;
 
-		step_apply_floor(st, plan, fresh ? hwm_fresh_floor(plan->hwm) : hwm_floor(plan->hwm));
+		step_apply_floor(st, plan, floor);
 		done = step_try(st, plan, clock_now_ms(), n, &id, &wait);
 		registry_unlock_state(shared);
 		if (done)

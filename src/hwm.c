@@ -332,8 +332,8 @@ hwm_floor(const HwmEntry *e)
 }
 
 /*
- * A shared state of the layout is given up (registry.c); the next one must
- * start after its newest tick, which the mark may be well above.
+ * Keeps, for registry.c's rule on recycled states, the newest tick of the
+ * layout's shared states given up; the mark may be well above it.
  */
 void
 hwm_retire(HwmEntry *e, int64 tick_start_ms)
@@ -345,11 +345,10 @@ hwm_retire(HwmEntry *e, int64 tick_start_ms)
 		;
 }
 
-/* Where a new shared state of the layout starts: above every tick used before. */
 int64
-hwm_fresh_floor(HwmEntry *e)
+hwm_retired(HwmEntry *e)
 {
-	return Max(e->floor, (int64) pg_atomic_read_u64(&e->retired) + 1);
+	return (int64) pg_atomic_read_u64(&e->retired);
 }
 
 /* The epoch moved later at startup, and the clock has not passed the floor yet. */

@@ -95,7 +95,7 @@ typedef union LayoutStatePadded
 /*
  * States kept at once.  When all are in use, the one whose newest tick is
  * oldest is given up, and its definition later starts a fresh one after
- * that tick (hwm_retire), in the next tick at the earliest: a server that
+ * that tick (registry_state_floor), in the next tick at the earliest: a server that
  * keeps more definitions than this busy at once makes at most one ID per
  * tick of each in turn.
  */
@@ -279,8 +279,8 @@ registry_find_layout(const LayoutKey *key, uint32 hash, bool *found)
 
 /*
  * Finds or starts the state of a layout definition and returns it locked,
- * noting where it is in *ref.  A state given up for it tells its own
- * layout's mark where it ended.
+ * noting where it is in *ref.  A state given up for it leaves where it
+ * ended with its own layout's mark (hwm_retire), for registry_state_floor().
  */
 static LayoutState *
 registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
@@ -314,33 +314,59 @@ registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef 
 }
 
 /*
+ * The one rule for a recycled state: a state just given to a definition
+ * knows nothing of the IDs made before, so it starts above the layout's
+ * floor and after the newest tick of every state of the layout given up
+ * (registry_lookup_layout notes it); a state in use needs the floor only.
+ */
+static int64
+registry_state_floor(HwmEntry *hwm, bool fresh)
+{
+	if (!fresh)
+		return hwm_floor(hwm);
+	return Max(hwm_floor(hwm), hwm_retired(hwm) + 1);
+}
+
+/* The locked state of a layout definition: where *ref says, or looked up. */
+static LayoutState *
+registry_lock_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
+					 bool *fresh)
+{
+	if (ref->index >= 0)
+	{
+		LayoutState *state = &registry->layouts[ref->index].state;
+
+		LWLockAcquire(state->lock, LW_EXCLUSIVE);
+		if (likely(state->incarnation == ref->incarnation))
+			return state;
+		LWLockRelease(state->lock);	/* given to another definition */
+	}
+	return registry_lookup_layout(layout, hwm, ref, fresh);
+}
+
+/*
  * Locks a state the server's backends share and returns it: the default
  * layout's shared slot when layout is NULL, else the state of the layout's
- * definition, which *ref remembers for the next call.  *fresh says that the
- * state was started now, knowing nothing of the definition's earlier IDs.
- * The caller unlocks with registry_unlock_state(), passing ref.
+ * definition, which *ref remembers for the next call.  *floor is where the
+ * state must start (registry_state_floor): the caller applies it before
+ * the step.  The caller unlocks with registry_unlock_state(), passing ref.
  */
 GenState *
 registry_lock_state(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
-					bool *fresh)
+					int64 *floor)
 {
-	LayoutState *state;
+	GenState   *gen;
+	bool		fresh = false;
 
-	*fresh = false;
 	if (layout == NULL)
 	{
 		LWLockAcquire(registry->shared_slot_lock, LW_EXCLUSIVE);
-		return &registry->slots[registry_shared_index()].slot.gen;
+		gen = &registry->slots[registry_shared_index()].slot.gen;
 	}
-	if (ref->index >= 0)
-	{
-		state = &registry->layouts[ref->index].state;
-		LWLockAcquire(state->lock, LW_EXCLUSIVE);
-		if (likely(state->incarnation == ref->incarnation))
-			return &state->gen;
-		LWLockRelease(state->lock);	/* given to another definition */
-	}
-	return &registry_lookup_layout(layout, hwm, ref, fresh)->gen;
+	else
+		gen = &registry_lock_layout(layout, hwm, ref, &fresh)->gen;
+	*floor = registry_state_floor(hwm, fresh);
+	return gen;
 }
 
 void

@@ -63,7 +63,7 @@ typedef struct LayoutStateRef
 #define LAYOUT_STATE_REF_INIT {-1, 0}
 
 extern GenState *registry_lock_state(const IdgenLayout *layout, HwmEntry *hwm,
-									 LayoutStateRef *ref, bool *fresh);
+									 LayoutStateRef *ref, int64 *floor);
 extern void registry_unlock_state(const LayoutStateRef *ref);
 
 #endif							/* IDGEN_REGISTRY_H */
