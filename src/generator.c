@@ -4,6 +4,12 @@
  *		to a worker id, and planning how it generates in each layout.  The
  *		step algorithm itself is step.c's.
  *
+ * Calls go one way: this file asks step.c for the next ID, and when step.c
+ * answers that a new tick is needed, reserves the tick's high-water mark
+ * (hwm.c), notes it for the worker id's next holder, and has step.c start
+ * the tick.  step.c calls only layout, clock, horizon and stats; hwm.c and
+ * registry.c never call generator.c or step.c.
+ *
  * Each backend generates in the worker slot it claimed from the registry, so
  * the hot path reads the clock, bumps a counter in memory only it writes, and
  * packs the fields: no lock, no I/O.  A worker id's new holder starts, in
@@ -50,11 +56,23 @@
 /* How often a backend in the shared slot looks for a dedicated one. */
 #define RECLAIM_INTERVAL_MS 1000
 
-/* A layout's plan and, when it has a worker id of its own, its state. */
+/*
+ * How this backend generates in a layout: the step's plan, and what the step
+ * does not know: the layout's high-water mark, and, in a dedicated slot, the
+ * slot's newest millisecond, which its next holder starts after.
+ */
+typedef struct GenTarget
+{
+	GenPlan		plan;
+	HwmEntry   *hwm;
+	int64	   *holder_last_ms; /* NULL unless in a dedicated slot */
+} GenTarget;
+
+/* A layout's target and, when it has a worker id of its own, its state. */
 typedef struct LayoutGen
 {
 	char		name[NAMEDATALEN];	/* hash key */
-	GenPlan		plan;
+	GenTarget	target;
 	GenState	gen;
 	bool		dedicated;
 	LayoutStateRef shared;		/* the definition's shared state, if not */
@@ -72,7 +90,7 @@ typedef struct LayoutGen
  *	  number, slot and gen are NULL, and it generates in the shared slot
  *	  under its lock, trying for a dedicated slot every RECLAIM_INTERVAL_MS.
  *
- * In both attached modes default_plan packs worker.  gen != NULL is the
+ * In both attached modes default_target packs worker.  gen != NULL is the
  * hot path's one test: it holds exactly in DEDICATED.  claims counts the
  * slots claimed, so that a layout's plan made under an earlier attachment
  * is made again (LayoutGen.claim).
@@ -87,7 +105,7 @@ typedef enum AttachMode
 typedef struct Attachment
 {
 	GenState   *gen;			/* &slot->gen when DEDICATED, else NULL */
-	GenPlan		default_plan;
+	GenTarget	default_target;
 	AttachMode	mode;
 	RegistrySlot *slot;			/* when DEDICATED */
 	int64		worker;			/* registry slot number, when attached */
@@ -106,7 +124,7 @@ PG_FUNCTION_INFO_V1(idgen_next_batch_layout);
 PG_FUNCTION_INFO_V1(idgen_next_block);
 PG_FUNCTION_INFO_V1(idgen_next_block_layout);
 
-static void generator_plan(GenPlan *plan, const IdgenLayout *layout, int64 *workers);
+static void generator_plan(GenTarget *t, const IdgenLayout *layout, int64 *workers);
 
 /*
  * The default layout is planned like any other; its worker field is the
@@ -118,9 +136,9 @@ generator_plan_default(void)
 {
 	int64		workers;
 
-	generator_plan(&me.default_plan, layout_default(), &workers);
-	me.default_plan.worker += me.worker;
-	me.default_plan.holder_last_ms = me.slot ? &me.slot->last_ms : NULL;
+	generator_plan(&me.default_target, layout_default(), &workers);
+	me.default_target.plan.worker += me.worker;
+	me.default_target.holder_last_ms = me.slot ? &me.slot->last_ms : NULL;
 }
 
 /*
@@ -129,10 +147,62 @@ generator_plan_default(void)
  * high-water mark.
  */
 static void
-generator_start_as_holder(GenState *st, const GenPlan *plan)
+generator_start_as_holder(GenState *st, const GenTarget *t)
 {
-	step_skip_past(st, plan, step_tick_start(plan, me.slot->last_ms));
-	step_apply_floor(st, plan, hwm_floor(plan->hwm));
+	step_skip_past(st, &t->plan, step_tick_start(&t->plan, me.slot->last_ms));
+	step_apply_floor(st, &t->plan, hwm_floor(t->hwm));
+}
+
+/*
+ * Starts the tick step_try() asked for once its mark is reserved, and puts
+ * its first ID in *id; false when the mark awaits synchronous standbys
+ * (the caller waits with generator_wait_confirmed(), holding no lock).  A
+ * dedicated slot's next holder will start after the tick.
+ */
+static pg_noinline bool
+generator_start_tick(GenState *st, const GenTarget *t, int64 tick, int64 n, int64 *id)
+{
+	/* The tick's start: a long tick must not push the mark far ahead. */
+	if (!hwm_reserve(t->hwm, tick))
+		return false;
+	if (t->holder_last_ms != NULL)
+		*t->holder_last_ms = Max(*t->holder_last_ms, tick + t->plan.tick_ms - 1);
+	*id = step_start_tick(st, &t->plan, tick, n);
+	return true;
+}
+
+/* Waits for synchronous standbys to confirm the mark above tick. */
+static void
+generator_wait_confirmed(const GenTarget *t, int64 tick)
+{
+	if (t->plan.stats)
+		stats_pending(t->plan.stats)->confirm_waits++;
+	hwm_wait_confirmed(t->hwm, tick);
+}
+
+/*
+ * The next n IDs of a state no other process writes; inlined with n = 1
+ * into idgen_next(), so its step stays the one-ID step.
+ */
+static pg_attribute_always_inline int64
+generator_step(GenState *st, const GenTarget *t, int64 n)
+{
+	int64		id;
+	GenWait		wait;
+
+	for (;;)
+	{
+		StepResult	r = step_try(st, &t->plan, clock_now_ms(), n, &id, &wait);
+
+		if (likely(r == STEP_DONE))
+			return id;
+		if (r == STEP_WAIT)
+			step_wait(&t->plan, &wait);
+		else if (generator_start_tick(st, t, wait.tick_ms, n, &id))
+			return id;
+		else
+			generator_wait_confirmed(t, wait.tick_ms);
+	}
 }
 
 /* Generating needs shared memory, every setting valid, and a primary. */
@@ -184,9 +254,9 @@ generator_claim(void)
 		me.claims++;
 		me.slot = slot;
 		generator_plan_default();
-		generator_start_as_holder(&slot->gen, &me.default_plan);
+		generator_start_as_holder(&slot->gen, &me.default_target);
 		me.gen = &slot->gen;
-		stats_track(me.default_plan.stats, me.gen);
+		stats_track(me.default_target.plan.stats, me.gen);
 	}
 	else
 	{
@@ -224,20 +294,24 @@ generator_maybe_reclaim(int64 now)
  * (registry_lock_state).
  */
 static int64
-generator_next_locked(LayoutStateRef *shared, const GenPlan *plan, int64 n)
+generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
 {
+	const GenPlan *plan = &t->plan;
 	int64		id;
 	GenWait		wait;
 
 	for (;;)
 	{
 		int64		floor;
-		GenState   *st = registry_lock_state(shared ? plan->layout : NULL, plan->hwm,
+		GenState   *st = registry_lock_state(shared ? plan->layout : NULL, t->hwm,
 												 shared, &floor);
+		StepResult	r;
 		bool		done;
 
 		step_apply_floor(st, plan, floor);
-		done = step_try(st, plan, clock_now_ms(), n, &id, &wait);
+		r = step_try(st, plan, clock_now_ms(), n, &id, &wait);
+		done = r == STEP_DONE ||
+			(r == STEP_NEW_TICK && generator_start_tick(st, t, wait.tick_ms, n, &id));
 		registry_unlock_state(shared);
 		if (done)
 		{
@@ -248,7 +322,10 @@ generator_next_locked(LayoutStateRef *shared, const GenPlan *plan, int64 n)
 			}
 			return id;
 		}
-		step_wait(plan, &wait);
+		if (r == STEP_WAIT)
+			step_wait(plan, &wait);
+		else
+			generator_wait_confirmed(t, wait.tick_ms);
 	}
 }
 
@@ -261,15 +338,15 @@ generator_next_slow(int64 n)
 	else
 		generator_maybe_reclaim(clock_now_ms());
 	if (me.gen != NULL)
-		return step_next(me.gen, &me.default_plan, n);
-	return generator_next_locked(NULL, &me.default_plan, n);
+		return generator_step(me.gen, &me.default_target, n);
+	return generator_next_locked(NULL, &me.default_target, n);
 }
 
 static inline int64
 generator_next(void)
 {
 	if (likely(me.gen != NULL))
-		return step_next(me.gen, &me.default_plan, 1);
+		return generator_step(me.gen, &me.default_target, 1);
 	return generator_next_slow(1);
 }
 
@@ -278,7 +355,7 @@ static pg_noinline int64
 generator_next_block(int64 n)
 {
 	if (likely(me.gen != NULL))
-		return step_next(me.gen, &me.default_plan, n);
+		return generator_step(me.gen, &me.default_target, n);
 	return generator_next_slow(n);
 }
 
@@ -340,14 +417,21 @@ generator_plan_machine(GenPlan *plan, int64 *workers)
  * caller adds to plan->worker; *workers is the number the layout holds.
  */
 static void
-generator_plan(GenPlan *plan, const IdgenLayout *layout, int64 *workers)
+generator_plan(GenTarget *t, const IdgenLayout *layout, int64 *workers)
 {
+	GenPlan    *plan = &t->plan;
+
 	if (!layout_has_field(layout, IDGEN_FIELD_SEQ))
 		generator_cannot(layout, "It has no sequence field.", "Give the layout a sequence field.");
-	memset(plan, 0, sizeof(*plan));
+	memset(t, 0, sizeof(*t));
 	plan->layout = layout;
-	plan->hwm = hwm_attach(layout);
-	plan->stats = stats_local(layout, plan->hwm);
+	t->hwm = hwm_attach(layout);
+	plan->stats = stats_local(layout, t->hwm);
+	plan->limits = &idgen_limits;
+	plan->mark_step_ms = HWM_STEP_MS;
+	/* Fixed once the layout's mark is attached: only recovery moves them. */
+	plan->shared_floor = hwm_shared_floor(t->hwm);
+	plan->epoch_later_until = hwm_epoch_later_until(t->hwm);
 	plan->tick_ms = layout->tick_ms;
 	plan->seq_max = layout->size[IDGEN_FIELD_SEQ] - 1;
 	plan->seq_scale = layout->scale[IDGEN_FIELD_SEQ];
@@ -364,24 +448,25 @@ generator_plan(GenPlan *plan, const IdgenLayout *layout, int64 *workers)
 static void
 generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 {
-	GenPlan    *plan = &lg->plan;
+	GenTarget  *t = &lg->target;
+	GenPlan    *plan = &t->plan;
 	int64		workers;
 	bool		was_dedicated = lg->dedicated && lg->claim == me.claims;
 
 	/* Count the old plan's IDs before its state may be started over. */
 	stats_track(plan->stats, NULL);
-	generator_plan(plan, layout, &workers);
+	generator_plan(t, layout, &workers);
 	/* The definition may have changed: look its shared state up again. */
 	lg->shared = (LayoutStateRef) LAYOUT_STATE_REF_INIT;
 	lg->dedicated = me.mode == ATTACH_DEDICATED && me.worker < workers - 1;
 	plan->worker += lg->dedicated ? me.worker : Max(workers - 1, 0);
 	if (lg->dedicated)
 	{
-		plan->holder_last_ms = &me.slot->last_ms;
+		t->holder_last_ms = &me.slot->last_ms;
 		if (!was_dedicated)
 		{
 			memset(&lg->gen, 0, sizeof(lg->gen));
-			generator_start_as_holder(&lg->gen, plan);
+			generator_start_as_holder(&lg->gen, t);
 		}
 		else
 			/* Fields packed under the old plan must not be reused. */
@@ -432,7 +517,7 @@ generator_layout_lookup(const char *name)
 		if (!found)
 		{
 			lg->dedicated = false;
-			lg->plan.stats = NULL;
+			lg->target.plan.stats = NULL;
 		}
 		generator_plan_layout(lg, layout);
 	}
@@ -492,15 +577,15 @@ generator_shard(const GenPlan *plan, bool given, int64 shard)
 static int64
 generator_next_in(LayoutGen *lg, bool shard_given, int64 shard, int64 n)
 {
-	const GenPlan *plan = &lg->plan;
+	const GenPlan *plan = &lg->target.plan;
 	const IdgenLayout *layout = plan->layout;
 	int64		id;
 
 	shard = generator_shard(plan, shard_given, shard);
 	if (lg->dedicated)
-		id = step_next(&lg->gen, plan, n);
+		id = generator_step(&lg->gen, &lg->target, n);
 	else
-		id = generator_next_locked(&lg->shared, plan, n);
+		id = generator_next_locked(&lg->shared, &lg->target, n);
 	if (plan->shard_count)
 		id += shard * layout->scale[IDGEN_FIELD_SHARD];
 	if (layout_has_field(layout, IDGEN_FIELD_RANDOM))
@@ -523,10 +608,10 @@ generator_prepare(FunctionCallInfo fcinfo, int layout_arg)
 	else
 		generator_maybe_reclaim(clock_now_ms());
 	lg = generator_layout(fcinfo, PG_GETARG_TEXT_PP(layout_arg));
-	if (lg->plan.layout == layout_default())
+	if (lg->target.plan.layout == layout_default())
 	{
 		if (!PG_ARGISNULL(layout_arg + 1))
-			(void) generator_shard(&me.default_plan, true, 0);
+			(void) generator_shard(&me.default_target.plan, true, 0);
 		return NULL;
 	}
 	return lg;
@@ -665,6 +750,6 @@ idgen_next_block_layout(PG_FUNCTION_ARGS)
 		generator_check_block(layout_default(), n);
 		PG_RETURN_INT64(generator_next_block(n));
 	}
-	generator_check_block(lg->plan.layout, n);
+	generator_check_block(lg->target.plan.layout, n);
 	PG_RETURN_INT64(generator_next_in(lg, !PG_ARGISNULL(2), PG_GETARG_INT64(2), n));
 }

@@ -351,11 +351,15 @@ hwm_retired(HwmEntry *e)
 	return (int64) pg_atomic_read_u64(&e->retired);
 }
 
-/* The epoch moved later at startup, and the clock has not passed the floor yet. */
-bool
-hwm_epoch_moved_later(const HwmEntry *e)
+/*
+ * When the epoch moved later at startup, the clock reaches the IDs issued
+ * before at the floor: until then, the move is why IDs wait.  PG_INT64_MIN
+ * when it did not move later.
+ */
+int64
+hwm_epoch_later_until(const HwmEntry *e)
 {
-	return e->epoch_later && clock_now_ms() < e->floor;
+	return e->epoch_later ? e->floor : PG_INT64_MIN;
 }
 
 /*

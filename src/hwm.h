@@ -31,7 +31,7 @@ extern int64 hwm_mark(HwmEntry *entry);
 extern int64 hwm_shared_floor(const HwmEntry *entry);
 extern void hwm_retire(HwmEntry *entry, int64 tick_start_ms);
 extern int64 hwm_retired(HwmEntry *entry);
-extern bool hwm_epoch_moved_later(const HwmEntry *entry);
+extern int64 hwm_epoch_later_until(const HwmEntry *entry);
 extern bool hwm_reserve(HwmEntry *entry, int64 tick_start_ms);
 extern void hwm_wait_confirmed(HwmEntry *entry, int64 tick_start_ms);
 extern void hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms,

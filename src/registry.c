@@ -95,9 +95,9 @@ typedef union LayoutStatePadded
 /*
  * States kept at once.  When all are in use, the one whose newest tick is
  * oldest is given up, and its definition later starts a fresh one after
- * that tick (registry_state_floor), in the next tick at the earliest: a server that
- * keeps more definitions than this busy at once makes at most one ID per
- * tick of each in turn.
+ * that tick (registry_state_floor), in the next tick at the earliest: a
+ * server that keeps more definitions than this busy at once makes at most
+ * one ID per tick of each in turn.
  */
 #define REGISTRY_MAX_LAYOUTS 1024
 

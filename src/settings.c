@@ -26,8 +26,7 @@
 int			idgen_node_id = 0;
 int			idgen_node_bits = IDGEN_DEFAULT_NODE_BITS;
 char	   *idgen_epoch = NULL;
-int			idgen_max_lead_ms = 1000;
-int			idgen_max_clock_regression_ms = 10000;
+IdgenLimits idgen_limits = {.max_lead_ms = 1000, .max_clock_regression_ms = 10000};
 int			idgen_clock_offset_ms = 0;
 
 /* The first setting whose configured value was rejected, if any. */
@@ -183,14 +182,14 @@ define_runtime_settings(void)
 	DefineCustomIntVariable("idgen.max_lead_ms",
 							"How far ahead of the clock a burst may borrow milliseconds before it waits.",
 							NULL,
-							&idgen_max_lead_ms,
+							&idgen_limits.max_lead_ms,
 							1000, 0, SETTINGS_MAX_LEAD_MS,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("idgen.max_clock_regression_ms",
 							"How far the clock may fall behind the newest ID before generating fails.",
 							NULL,
-							&idgen_max_clock_regression_ms,
+							&idgen_limits.max_clock_regression_ms,
 							10000, 0, SETTINGS_MAX_CLOCK_REGRESSION_MS,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
