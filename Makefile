@@ -7,6 +7,7 @@ OBJS = \
 	src/catalog.o \
 	src/clock.o \
 	src/clone.o \
+	src/compat.o \
 	src/constraint.o \
 	src/decode.o \
 	src/durable.o \
@@ -14,11 +15,14 @@ OBJS = \
 	src/generator.o \
 	src/horizon.o \
 	src/hwm.o \
+	src/hwm_file.o \
+	src/hwm_writer.o \
 	src/idgen.o \
 	src/layout.o \
 	src/layouts_view.o \
 	src/objectid.o \
 	src/registry.o \
+	src/rmgr.o \
 	src/settings.o \
 	src/stats.o \
 	src/step.o \
@@ -45,6 +49,10 @@ ISOLATION_OPTS = --inputdir=test --temp-instance=./tmp_check_iso --temp-config=t
 TAP_TESTS = 1
 
 PG_CPPFLAGS += -DIDGEN_VERSION='"$(IDGEN_VERSION)"'
+# The custom WAL resource manager id (src/rmgr.c); WAL written with one id
+# is replayed only by a build with the same id.
+IDGEN_RMGR_ID ?= 171
+PG_CPPFLAGS += -DIDGEN_RMGR_ID=$(IDGEN_RMGR_ID)
 # Warnings; CI and scripts/matrix add -Werror through COPT.
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 

@@ -1,6 +1,7 @@
 /*
  * compat.h
- *		Every PostgreSQL version difference idgen cares about, in one place.
+ *		Every PostgreSQL version difference idgen cares about, in one place:
+ *		macros here, shims with bodies in compat.c.
  *
  * idgen supports PostgreSQL 15 and later.
  */
@@ -53,56 +54,21 @@
 #define ereturn(context, dummy_value, ...) ereport(ERROR, __VA_ARGS__)
 #endif
 
-/* PG 16 exported get_extension_schema(); before it, read pg_extension. */
+/* PG 16 exported get_extension_schema(); before it, compat.c reads pg_extension. */
 #if PG_VERSION_NUM < 160000
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
-#include "catalog/pg_extension.h"
-#include "utils/fmgroids.h"
-#include "utils/rel.h"
-
-static inline Oid
-get_extension_schema(Oid ext_oid)
-{
-	Oid			result = InvalidOid;
-	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tuple;
-
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(ext_oid));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-		result = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return result;
-}
+extern Oid	get_extension_schema(Oid ext_oid);
 #else
 #include "commands/extension.h"
 #endif
 
 /*
  * The wait event of a session waiting for synchronous standbys to confirm a
- * high-water mark: named on PG 17 and later, "Extension" before.
+ * high-water mark: named on PG 17 and later (compat.c), "Extension" before.
  */
+#include "utils/wait_event.h"
 #if PG_VERSION_NUM >= 170000
-#include "utils/wait_event.h"
-
-static inline uint32
-idgen_wait_event_sync_rep(void)
-{
-	static uint32 event = 0;
-
-	if (event == 0)
-		event = WaitEventExtensionNew("IdgenMarkSyncRep");
-	return event;
-}
+extern uint32 idgen_wait_event_sync_rep(void);
 #else
-#include "utils/wait_event.h"
 #define idgen_wait_event_sync_rep() PG_WAIT_EXTENSION
 #endif
 

@@ -4,6 +4,12 @@
  *		to a worker id, and planning how it generates in each layout.  The
  *		step algorithm itself is step.c's.
  *
+ * Calls go one way: this file asks step.c for the next ID, and when step.c
+ * answers that a new tick is needed, reserves the tick's high-water mark
+ * (hwm.c), notes it for the worker id's next holder, and has step.c start
+ * the tick.  step.c calls only layout, clock, horizon and stats; hwm.c and
+ * registry.c never call generator.c or step.c.
+ *
  * Each backend generates in the worker slot it claimed from the registry, so
  * the hot path reads the clock, bumps a counter in memory only it writes, and
  * packs the fields: no lock, no I/O.  A worker id's new holder starts, in
@@ -21,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -28,14 +35,15 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 
 #include "catalog.h"
+#include "clone.h"
 #include "clock.h"
 #include "compat.h"
 #include "hwm.h"
-#include "idgen.h"
 #include "layout.h"
 #include "registry.h"
 #include "settings.h"
@@ -48,25 +56,65 @@
 /* How often a backend in the shared slot looks for a dedicated one. */
 #define RECLAIM_INTERVAL_MS 1000
 
-/* A layout's plan and, when it has a worker id of its own, its state. */
+/*
+ * How this backend generates in a layout: the step's plan, and what the step
+ * does not know: the layout's high-water mark, and, in a dedicated slot, the
+ * slot's newest millisecond, which its next holder starts after.
+ */
+typedef struct GenTarget
+{
+	GenPlan		plan;
+	HwmEntry   *hwm;
+	int64	   *holder_last_ms; /* NULL unless in a dedicated slot */
+} GenTarget;
+
+/* A layout's target and, when it has a worker id of its own, its state. */
 typedef struct LayoutGen
 {
 	char		name[NAMEDATALEN];	/* hash key */
-	GenPlan		plan;
+	GenTarget	target;
 	GenState	gen;
 	bool		dedicated;
 	LayoutStateRef shared;		/* the definition's shared state, if not */
-	uint64		claim;			/* my_claims when planned */
+	uint64		claim;			/* me.claims when planned */
 	uint64		catalog;		/* catalog_generation() when planned */
 } LayoutGen;
 
-static GenState *my_gen = NULL;	/* dedicated slot; NULL while unattached or shared */
-static RegistrySlot *my_slot = NULL;
-static bool my_attached = false;
-static int64 my_worker;
-static uint64 my_claims = 0;	/* slots claimed so far */
-static int64 last_claim_attempt_ms;
-static GenPlan default_plan;
+/*
+ * How this backend is attached to a worker id.  The invariant, by mode:
+ *
+ *	UNATTACHED: it has not generated yet; nothing else here is meaningful.
+ *	DEDICATED: it holds registry slot number worker, slot; gen is &slot->gen,
+ *	  which only this backend writes; the slot is given back at exit.
+ *	SHARED: every dedicated slot was taken; worker is the shared slot's
+ *	  number, slot and gen are NULL, and it generates in the shared slot
+ *	  under its lock, trying for a dedicated slot every RECLAIM_INTERVAL_MS.
+ *
+ * In both attached modes default_target packs worker.  gen != NULL is the
+ * hot path's one test: it holds exactly in DEDICATED.  claims counts the
+ * slots claimed, so that a layout's plan made under an earlier attachment
+ * is made again (LayoutGen.claim).
+ */
+typedef enum AttachMode
+{
+	ATTACH_UNATTACHED,
+	ATTACH_DEDICATED,
+	ATTACH_SHARED,
+} AttachMode;
+
+typedef struct Attachment
+{
+	GenState   *gen;			/* &slot->gen when DEDICATED, else NULL */
+	GenTarget	default_target;
+	AttachMode	mode;
+	RegistrySlot *slot;			/* when DEDICATED */
+	int64		worker;			/* registry slot number, when attached */
+	uint64		claims;			/* slots claimed so far */
+	int64		last_claim_attempt_ms;
+	bool		release_set;	/* the exit callback that gives slot back is set */
+} Attachment;
+
+static Attachment me = {.mode = ATTACH_UNATTACHED};
 static HTAB *layout_gens = NULL;
 
 PG_FUNCTION_INFO_V1(idgen_next);
@@ -76,7 +124,7 @@ PG_FUNCTION_INFO_V1(idgen_next_batch_layout);
 PG_FUNCTION_INFO_V1(idgen_next_block);
 PG_FUNCTION_INFO_V1(idgen_next_block_layout);
 
-static void generator_plan(GenPlan *plan, const IdgenLayout *layout, int64 *workers);
+static void generator_plan(GenTarget *t, const IdgenLayout *layout, int64 *workers);
 
 /*
  * The default layout is planned like any other; its worker field is the
@@ -88,9 +136,9 @@ generator_plan_default(void)
 {
 	int64		workers;
 
-	generator_plan(&default_plan, layout_default(), &workers);
-	default_plan.worker += my_worker;
-	default_plan.holder_last_ms = my_slot ? &my_slot->last_ms : NULL;
+	generator_plan(&me.default_target, layout_default(), &workers);
+	me.default_target.plan.worker += me.worker;
+	me.default_target.holder_last_ms = me.slot ? &me.slot->last_ms : NULL;
 }
 
 /*
@@ -99,32 +147,121 @@ generator_plan_default(void)
  * high-water mark.
  */
 static void
-generator_start_as_holder(GenState *st, const GenPlan *plan)
+generator_start_as_holder(GenState *st, const GenTarget *t)
 {
-	step_skip_past(st, plan, step_tick_start(plan, my_slot->last_ms));
-	step_apply_floor(st, plan, hwm_floor(plan->hwm));
+	step_skip_past(st, &t->plan, step_tick_start(&t->plan, me.slot->last_ms));
+	step_apply_floor(st, &t->plan, hwm_floor(t->hwm));
 }
 
+/*
+ * Starts the tick step_try() asked for once its mark is reserved, and puts
+ * its first ID in *id; false when the mark awaits synchronous standbys
+ * (the caller waits with generator_wait_confirmed(), holding no lock).  A
+ * dedicated slot's next holder will start after the tick.
+ */
+static pg_noinline bool
+generator_start_tick(GenState *st, const GenTarget *t, int64 tick, int64 n, int64 *id)
+{
+	/* The tick's start: a long tick must not push the mark far ahead. */
+	if (!hwm_reserve(t->hwm, tick))
+		return false;
+	if (t->holder_last_ms != NULL)
+		*t->holder_last_ms = Max(*t->holder_last_ms, tick + t->plan.tick_ms - 1);
+	*id = step_start_tick(st, &t->plan, tick, n);
+	return true;
+}
+
+/* Waits for synchronous standbys to confirm the mark above tick. */
+static void
+generator_wait_confirmed(const GenTarget *t, int64 tick)
+{
+	if (t->plan.stats)
+		stats_pending(t->plan.stats)->confirm_waits++;
+	hwm_wait_confirmed(t->hwm, tick);
+}
+
+/*
+ * The next n IDs of a state no other process writes; inlined with n = 1
+ * into idgen_next(), so its step stays the one-ID step.
+ */
+static pg_attribute_always_inline int64
+generator_step(GenState *st, const GenTarget *t, int64 n)
+{
+	int64		id;
+	GenWait		wait;
+
+	for (;;)
+	{
+		StepResult	r = step_try(st, &t->plan, clock_now_ms(), n, &id, &wait);
+
+		if (likely(r == STEP_DONE))
+			return id;
+		if (r == STEP_WAIT)
+			step_wait(&t->plan, &wait);
+		else if (generator_start_tick(st, t, wait.tick_ms, n, &id))
+			return id;
+		else
+			generator_wait_confirmed(t, wait.tick_ms);
+	}
+}
+
+/* Generating needs shared memory, every setting valid, and a primary. */
+static void
+generator_require(void)
+{
+	registry_require();
+	settings_require_all();
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot generate idgen IDs during recovery"),
+				 errdetail("A standby shares its primary's idgen.node_id, so IDs it made could repeat the primary's."),
+				 errhint("Generate IDs on the primary.")));
+	clone_warn_once();
+}
+
+/* At exit: a dedicated slot goes back to the registry for the next holder. */
+static void
+generator_detach(int code, Datum arg)
+{
+	if (me.mode != ATTACH_DEDICATED)
+		return;
+	registry_release_slot(me.worker);
+	me.gen = NULL;
+	me.slot = NULL;
+	me.mode = ATTACH_UNATTACHED;
+}
+
+/* Attaches in DEDICATED mode if a slot is free, else in SHARED mode. */
 static void
 generator_claim(void)
 {
 	RegistrySlot *slot;
 	int			index;
 
+	Assert(me.mode != ATTACH_DEDICATED);
+	/* Before claiming: a slot must never be held without its release set up. */
+	if (!me.release_set)
+	{
+		on_shmem_exit(generator_detach, (Datum) 0);
+		me.release_set = true;
+	}
 	slot = registry_claim_slot(&index);
 	if (slot != NULL)
 	{
-		my_worker = index;
-		my_claims++;
-		my_slot = slot;
+		me.mode = ATTACH_DEDICATED;
+		me.worker = index;
+		me.claims++;
+		me.slot = slot;
 		generator_plan_default();
-		generator_start_as_holder(&slot->gen, &default_plan);
-		my_gen = &slot->gen;
-		stats_track(default_plan.stats, my_gen);
+		generator_start_as_holder(&slot->gen, &me.default_target);
+		me.gen = &slot->gen;
+		stats_track(me.default_target.plan.stats, me.gen);
 	}
 	else
 	{
-		my_worker = registry_shared_index();
+		me.mode = ATTACH_SHARED;
+		me.worker = registry_shared_index();
 		generator_plan_default();
 	}
 }
@@ -132,20 +269,19 @@ generator_claim(void)
 static void
 generator_attach(void)
 {
-	idgen_require_generator();
+	generator_require();
 	step_seed_random();
 	generator_claim();
-	last_claim_attempt_ms = clock_now_ms();
-	my_attached = true;
+	me.last_claim_attempt_ms = clock_now_ms();
 }
 
 /* A backend in the shared slot tries for a dedicated one now and then. */
 static void
 generator_maybe_reclaim(int64 now)
 {
-	if (my_gen != NULL || now - last_claim_attempt_ms < RECLAIM_INTERVAL_MS)
+	if (me.mode != ATTACH_SHARED || now - me.last_claim_attempt_ms < RECLAIM_INTERVAL_MS)
 		return;
-	last_claim_attempt_ms = now;
+	me.last_claim_attempt_ms = now;
 	generator_claim();
 }
 
@@ -154,24 +290,28 @@ generator_maybe_reclaim(int64 now)
  * default layout's shared slot, else where the layout definition's state
  * was last found): the same step as
  * in a backend's own state, with the clock read under the lock, as another
- * holder may have just moved on.  A state new in this server run starts
- * above every tick its layout used before (hwm_fresh_floor).
+ * holder may have just moved on, and above the floor the registry gives
+ * (registry_lock_state).
  */
 static int64
-generator_next_locked(LayoutStateRef *shared, const GenPlan *plan, int64 n)
+generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
 {
+	const GenPlan *plan = &t->plan;
 	int64		id;
 	GenWait		wait;
 
 	for (;;)
 	{
-		bool		fresh;
-		GenState   *st = registry_lock_state(shared ? plan->layout : NULL, plan->hwm,
-												 shared, &fresh);
+		int64		floor;
+		GenState   *st = registry_lock_state(shared ? plan->layout : NULL, t->hwm,
+												 shared, &floor);
+		StepResult	r;
 		bool		done;
 
-		step_apply_floor(st, plan, fresh ? hwm_fresh_floor(plan->hwm) : hwm_floor(plan->hwm));
-		done = step_try(st, plan, clock_now_ms(), n, &id, &wait);
+		step_apply_floor(st, plan, floor);
+		r = step_try(st, plan, clock_now_ms(), n, &id, &wait);
+		done = r == STEP_DONE ||
+			(r == STEP_NEW_TICK && generator_start_tick(st, t, wait.tick_ms, n, &id));
 		registry_unlock_state(shared);
 		if (done)
 		{
@@ -182,7 +322,10 @@ generator_next_locked(LayoutStateRef *shared, const GenPlan *plan, int64 n)
 			}
 			return id;
 		}
-		step_wait(plan, &wait);
+		if (r == STEP_WAIT)
+			step_wait(plan, &wait);
+		else
+			generator_wait_confirmed(t, wait.tick_ms);
 	}
 }
 
@@ -190,20 +333,20 @@ generator_next_locked(LayoutStateRef *shared, const GenPlan *plan, int64 n)
 static pg_noinline int64
 generator_next_slow(int64 n)
 {
-	if (!my_attached)
+	if (me.mode == ATTACH_UNATTACHED)
 		generator_attach();
 	else
 		generator_maybe_reclaim(clock_now_ms());
-	if (my_gen != NULL)
-		return step_next(my_gen, &default_plan, n);
-	return generator_next_locked(NULL, &default_plan, n);
+	if (me.gen != NULL)
+		return generator_step(me.gen, &me.default_target, n);
+	return generator_next_locked(NULL, &me.default_target, n);
 }
 
 static inline int64
 generator_next(void)
 {
-	if (likely(my_gen != NULL))
-		return step_next(my_gen, &default_plan, 1);
+	if (likely(me.gen != NULL))
+		return generator_step(me.gen, &me.default_target, 1);
 	return generator_next_slow(1);
 }
 
@@ -211,8 +354,8 @@ generator_next(void)
 static pg_noinline int64
 generator_next_block(int64 n)
 {
-	if (likely(my_gen != NULL))
-		return step_next(my_gen, &default_plan, n);
+	if (likely(me.gen != NULL))
+		return generator_step(me.gen, &me.default_target, n);
 	return generator_next_slow(n);
 }
 
@@ -274,14 +417,21 @@ generator_plan_machine(GenPlan *plan, int64 *workers)
  * caller adds to plan->worker; *workers is the number the layout holds.
  */
 static void
-generator_plan(GenPlan *plan, const IdgenLayout *layout, int64 *workers)
+generator_plan(GenTarget *t, const IdgenLayout *layout, int64 *workers)
 {
+	GenPlan    *plan = &t->plan;
+
 	if (!layout_has_field(layout, IDGEN_FIELD_SEQ))
 		generator_cannot(layout, "It has no sequence field.", "Give the layout a sequence field.");
-	memset(plan, 0, sizeof(*plan));
+	memset(t, 0, sizeof(*t));
 	plan->layout = layout;
-	plan->hwm = hwm_attach(layout);
-	plan->stats = stats_local(layout, plan->hwm);
+	t->hwm = hwm_attach(layout);
+	plan->stats = stats_local(layout, t->hwm);
+	plan->limits = &idgen_limits;
+	plan->mark_step_ms = HWM_STEP_MS;
+	/* Fixed once the layout's mark is attached: only recovery moves them. */
+	plan->shared_floor = hwm_shared_floor(t->hwm);
+	plan->epoch_later_until = hwm_epoch_later_until(t->hwm);
 	plan->tick_ms = layout->tick_ms;
 	plan->seq_max = layout->size[IDGEN_FIELD_SEQ] - 1;
 	plan->seq_scale = layout->scale[IDGEN_FIELD_SEQ];
@@ -298,31 +448,32 @@ generator_plan(GenPlan *plan, const IdgenLayout *layout, int64 *workers)
 static void
 generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 {
-	GenPlan    *plan = &lg->plan;
+	GenTarget  *t = &lg->target;
+	GenPlan    *plan = &t->plan;
 	int64		workers;
-	bool		was_dedicated = lg->dedicated && lg->claim == my_claims;
+	bool		was_dedicated = lg->dedicated && lg->claim == me.claims;
 
 	/* Count the old plan's IDs before its state may be started over. */
 	stats_track(plan->stats, NULL);
-	generator_plan(plan, layout, &workers);
+	generator_plan(t, layout, &workers);
 	/* The definition may have changed: look its shared state up again. */
 	lg->shared = (LayoutStateRef) LAYOUT_STATE_REF_INIT;
-	lg->dedicated = my_gen != NULL && my_worker < workers - 1;
-	plan->worker += lg->dedicated ? my_worker : Max(workers - 1, 0);
+	lg->dedicated = me.mode == ATTACH_DEDICATED && me.worker < workers - 1;
+	plan->worker += lg->dedicated ? me.worker : Max(workers - 1, 0);
 	if (lg->dedicated)
 	{
-		plan->holder_last_ms = &my_slot->last_ms;
+		t->holder_last_ms = &me.slot->last_ms;
 		if (!was_dedicated)
 		{
 			memset(&lg->gen, 0, sizeof(lg->gen));
-			generator_start_as_holder(&lg->gen, plan);
+			generator_start_as_holder(&lg->gen, t);
 		}
 		else
 			/* Fields packed under the old plan must not be reused. */
 			step_skip_past(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms);
 		stats_track(plan->stats, &lg->gen);
 	}
-	lg->claim = my_claims;
+	lg->claim = me.claims;
 	lg->catalog = catalog_generation();
 }
 
@@ -337,7 +488,7 @@ typedef struct LayoutCallCache
 static inline bool
 generator_layout_current(const LayoutGen *lg)
 {
-	return lg->claim == my_claims && lg->catalog == catalog_generation();
+	return lg->claim == me.claims && lg->catalog == catalog_generation();
 }
 
 static LayoutGen *
@@ -366,7 +517,7 @@ generator_layout_lookup(const char *name)
 		if (!found)
 		{
 			lg->dedicated = false;
-			lg->plan.stats = NULL;
+			lg->target.plan.stats = NULL;
 		}
 		generator_plan_layout(lg, layout);
 	}
@@ -426,15 +577,15 @@ generator_shard(const GenPlan *plan, bool given, int64 shard)
 static int64
 generator_next_in(LayoutGen *lg, bool shard_given, int64 shard, int64 n)
 {
-	const GenPlan *plan = &lg->plan;
+	const GenPlan *plan = &lg->target.plan;
 	const IdgenLayout *layout = plan->layout;
 	int64		id;
 
 	shard = generator_shard(plan, shard_given, shard);
 	if (lg->dedicated)
-		id = step_next(&lg->gen, plan, n);
+		id = generator_step(&lg->gen, &lg->target, n);
 	else
-		id = generator_next_locked(&lg->shared, plan, n);
+		id = generator_next_locked(&lg->shared, &lg->target, n);
 	if (plan->shard_count)
 		id += shard * layout->scale[IDGEN_FIELD_SHARD];
 	if (layout_has_field(layout, IDGEN_FIELD_RANDOM))
@@ -452,15 +603,15 @@ generator_prepare(FunctionCallInfo fcinfo, int layout_arg)
 {
 	LayoutGen  *lg;
 
-	if (!my_attached)
+	if (me.mode == ATTACH_UNATTACHED)
 		generator_attach();
-	else if (my_gen == NULL)
+	else
 		generator_maybe_reclaim(clock_now_ms());
 	lg = generator_layout(fcinfo, PG_GETARG_TEXT_PP(layout_arg));
-	if (lg->plan.layout == layout_default())
+	if (lg->target.plan.layout == layout_default())
 	{
 		if (!PG_ARGISNULL(layout_arg + 1))
-			(void) generator_shard(&default_plan, true, 0);
+			(void) generator_shard(&me.default_target.plan, true, 0);
 		return NULL;
 	}
 	return lg;
@@ -599,6 +750,6 @@ idgen_next_block_layout(PG_FUNCTION_ARGS)
 		generator_check_block(layout_default(), n);
 		PG_RETURN_INT64(generator_next_block(n));
 	}
-	generator_check_block(lg->plan.layout, n);
+	generator_check_block(lg->target.plan.layout, n);
 	PG_RETURN_INT64(generator_next_in(lg, !PG_ARGISNULL(2), PG_GETARG_INT64(2), n));
 }

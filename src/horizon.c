@@ -72,13 +72,12 @@
 #include "hwm.h"
 #include "layout.h"
 #include "registry.h"
+#include "rmgr.h"
 #include "settings.h"
 
 #define HORIZON_FILE		"idgen_horizon"
 #define HORIZON_TMP_FILE	"idgen_horizon.tmp"
 #define HORIZON_NONE		PG_UINT64_MAX
-/* hwm.c's WAL resource manager, which replays horizon records here */
-#define HORIZON_RMGR_ID		171
 /* The mark runs this far ahead of the floor: one file write per half of it. */
 #define HORIZON_STEP_MS		HWM_STEP_MS
 
@@ -273,8 +272,6 @@ horizon_add_prepared(TransactionId xid, int64 ms)
 static void
 horizon_remember_prepared(TransactionId xid, int64 ms)
 {
-	HorizonPrepared rec = {xid, ms};
-
 	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
 	horizon_prune_prepared();
 	if (!horizon_add_prepared(xid, ms))
@@ -288,9 +285,7 @@ horizon_remember_prepared(TransactionId xid, int64 ms)
 	}
 	horizon_write_file(hz->mark);
 	LWLockRelease(hz->lock);
-	XLogBeginInsert();
-	XLogRegisterData((char *) &rec, sizeof(rec));
-	(void) XLogInsert(HORIZON_RMGR_ID, XLOG_IDGEN_HORIZON_PREPARED);
+	rmgr_log_horizon_prepared(xid, ms);
 }
 
 /*
@@ -300,27 +295,23 @@ horizon_remember_prepared(TransactionId xid, int64 ms)
  * across a restart of the standby.  A full table makes the horizon refuse.
  */
 void
-horizon_redo(XLogReaderState *record)
+horizon_redo_prepared(TransactionId xid, int64 ms)
 {
-	HorizonPrepared rec;
 	int			kept = 0;
 
-	if (XLogRecGetDataLen(record) != sizeof(rec))
-		elog(PANIC, "idgen horizon redo: record length %u", (unsigned) XLogRecGetDataLen(record));
-	memcpy(&rec, XLogRecGetData(record), sizeof(rec));
 	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < hz->nprepared; i++)
 	{
-		TransactionId xid = hz->prepared[i].xid;
+		TransactionId other = hz->prepared[i].xid;
 
 		/* Older than the clog kept: ended (an open one would hold it back). */
-		if (TransactionIdPrecedes(xid, idgen_oldest_xid()) ||
-			TransactionIdDidCommit(xid) || TransactionIdDidAbort(xid))
+		if (TransactionIdPrecedes(other, idgen_oldest_xid()) ||
+			TransactionIdDidCommit(other) || TransactionIdDidAbort(other))
 			continue;
 		hz->prepared[kept++] = hz->prepared[i];
 	}
 	hz->nprepared = kept;
-	if (!horizon_add_prepared(rec.xid, rec.ms))
+	if (!horizon_add_prepared(xid, ms))
 		hz->broken = true;
 	horizon_write_file(hz->mark);
 	LWLockRelease(hz->lock);

@@ -8,13 +8,7 @@
 #ifndef IDGEN_HORIZON_H
 #define IDGEN_HORIZON_H
 
-#include "access/xlogreader.h"
-
-/*
- * A prepared transaction's entry, logged through hwm.c's resource manager
- * (its other record is 0x10) so that standbys hold it after promotion.
- */
-#define XLOG_IDGEN_HORIZON_PREPARED 0x30
+#include "c.h"
 
 /*
  * The least clock reading (Unix ms) at which this transaction may take an ID
@@ -27,6 +21,6 @@ extern void horizon_shmem_request(void);
 extern void horizon_shmem_startup(void);
 
 extern int64 horizon_enter(int64 now);
-extern void horizon_redo(XLogReaderState *record);
+extern void horizon_redo_prepared(TransactionId xid, int64 ms);
 
 #endif							/* IDGEN_HORIZON_H */

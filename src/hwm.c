@@ -46,114 +46,30 @@
  * away, such sessions wait (cancellably, holding no lock) for the writer.
  * Sessions with synchronous_commit = local or off use the flushed marks.
  *
- * Locking: hwm->lock (exclusive) guards the table's names, epochs and
- * floors, and serialises raising marks and writing the file.  Marks and
- * requests are atomics, read without the lock on the hot path: a mark is
- * published only after it is durable, so a stale read is merely lower.
+ * This file keeps the table and reserves and raises marks; the file format
+ * is hwm_file.c's, the writer hwm_writer.c's, the WAL records rmgr.c's.
+ * Locking, field by field, is in hwm_shared.h.
  */
 #include "postgres.h"
-
 
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
-#include "access/xloginsert.h"
-#include "access/xlogreader.h"
-#include "access/xlogrecovery.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "pgstat.h"
-#include "port/atomics.h"
-#include "postmaster/bgworker.h"
-#include "postmaster/interrupt.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
-#include "storage/condition_variable.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
-#include "storage/latch.h"
-#include "storage/lwlock.h"
 #include "storage/shmem.h"
-#include "tcop/tcopprot.h"
-#include "utils/guc.h"
 #include "utils/timestamp.h"
-#include "utils/wait_event.h"
 
 #include "clock.h"
 #include "compat.h"
-#include "durable.h"
-#include "horizon.h"
-#include "hwm.h"
+#include "hwm_shared.h"
 #include "layout.h"
+#include "rmgr.h"
+#include "settings.h"
 
-#define HWM_FILE		"idgen_hwm"
-#define HWM_TMP_FILE	"idgen_hwm.tmp"
-#define HWM_MAX_ENTRIES 64
-#define HWM_OVERFLOW	"*"
-#define HWM_LINE_MAX	(NAMEDATALEN + 64)
-
-/*
- * WAL resource manager id.  Custom ids are coordinated on the PostgreSQL
- * wiki; this one is idgen's until it is listed there.
- */
-#define IDGEN_RMGR_ID	171
-#define XLOG_IDGEN_MARK 0x10		/* a mark of every node id */
-#define XLOG_IDGEN_MARK_NODE 0x20	/* a mark of one node id */
-
-/* A layout's mark, as the WAL carries it. */
-typedef struct xl_idgen_mark
-{
-	int64		epoch_ms;		/* the layout's epoch, Unix ms */
-	int64		mark_ms;		/* the mark, Unix ms */
-	char		layout[NAMEDATALEN];
-} xl_idgen_mark;
-
-#define SizeOfIdgenMark (offsetof(xl_idgen_mark, layout) + NAMEDATALEN)
-
-/* A layout's mark for one node id, as the WAL carries it. */
-typedef struct xl_idgen_mark_node
-{
-	int64		epoch_ms;
-	int64		mark_ms;
-	int32		node;			/* idgen.node_id of the IDs below the mark */
-	int32		node_bits;		/* idgen.node_bits then */
-	char		layout[NAMEDATALEN];
-} xl_idgen_mark_node;
-
-#define SizeOfIdgenMarkNode (offsetof(xl_idgen_mark_node, layout) + NAMEDATALEN)
-
-/* node of a mark that binds every node id */
-#define HWM_ANY_NODE	(-1)
-
-struct HwmEntry
-{
-	char		name[NAMEDATALEN];	/* "" when unused */
-	int32		node;			/* node id, or HWM_ANY_NODE */
-	int32		node_bits;		/* node_bits with node */
-	int64		shared_floor;	/* the part of floor other node ids' marks set */
-	int64		epoch_ms;		/* the epoch mark and floor are counted in */
-	int64		floor;			/* the mark when generation (re)started */
-	bool		epoch_later;	/* the epoch moved later since the floor's IDs */
-	pg_atomic_uint64 mark;		/* every used tick start is below it */
-	pg_atomic_uint64 requested; /* newest tick start a backend asked for */
-	pg_atomic_uint64 retired;	/* newest tick start of a given-up shared state */
-	pg_atomic_uint64 confirmed; /* a mark the synchronous standbys have */
-};
-
-typedef struct HwmShared
-{
-	LWLock	   *lock;
-	bool		corrupt;		/* the file could not be read */
-	char		corrupt_detail[256];
-	Latch	   *writer_latch;	/* the mark writer, when running */
-	ConditionVariable confirmed_cv; /* broadcast when marks are confirmed */
-	bool		restore_warned;
-	HwmEntry	entries[HWM_MAX_ENTRIES];	/* [0] is the overflow mark */
-} HwmShared;
-
-static HwmShared *hwm = NULL;
-
-PGDLLEXPORT void hwm_writer_main(Datum arg);
+HwmShared  *hwm = NULL;
 
 Size
 hwm_shmem_size(void)
@@ -275,94 +191,20 @@ hwm_set_corrupt(const char *detail)
 			 errdetail_internal("%s", detail)));
 }
 
-/*
- * One line of the file: "<layout> <epoch ms> <mark ms>".  Values outside
- * the range a layout can have are refused, not clamped: such a file was not
- * written by idgen.
- */
-static bool
-hwm_parse_line(const char *line, char *name, int64 *epoch_ms, int64 *mark,
-			   int *node, int *node_bits)
+/* The entry a mark read from the file or the WAL belongs to. */
+static HwmEntry *
+hwm_entry_named(const char *name, int64 epoch_ms, int node, int node_bits)
 {
-	long long	epoch;
-	long long	value;
-	int			end = -1;
-	int			more = -1;
-
-	if (sscanf(line, "%63s %lld %lld%n", name, &epoch, &value, &end) != 3)
-		return false;
-	*node = HWM_ANY_NODE;
-	*node_bits = 0;
-	if (line[end] != '\0' &&
-		(strcmp(name, HWM_OVERFLOW) == 0 ||
-		 sscanf(line + end, " %d %d%n", node, node_bits, &more) != 2 ||
-		 line[end + more] != '\0' || *node < 0 || *node >= (1 << IDGEN_MACHINE_BITS) ||
-		 *node_bits < 0 || *node_bits > IDGEN_MACHINE_BITS))
-		return false;
-	if (strcmp(name, HWM_OVERFLOW) != 0 && !layout_valid_name(name))
-		return false;
-	if (epoch < LAYOUT_MIN_EPOCH_MS || epoch > LAYOUT_MAX_EPOCH_MS ||
-		value < 0 || value > LAYOUT_MAX_END_MS)
-		return false;
-	*epoch_ms = epoch;
-	*mark = value;
-	return true;
+	if (strcmp(name, HWM_OVERFLOW) == 0)
+		return hwm_overflow();
+	return hwm_entry(name, epoch_ms, node, node_bits);
 }
 
-/* Loads the file into the table; false (and the table marked corrupt) if unreadable. */
-static bool
-hwm_load_file(void)
+/* A line of the file, at startup (hwm_file_load). */
+void
+hwm_load_mark(const char *name, int64 epoch_ms, int64 mark, int node, int node_bits)
 {
-	FILE	   *f = AllocateFile(HWM_FILE, "r");
-	char		line[HWM_LINE_MAX];
-	int			lineno = 0;
-	bool		bad = false;
-
-	if (f == NULL)
-	{
-		if (errno != ENOENT)
-		{
-			hwm_set_corrupt(psprintf("It could not be opened: %s.", strerror(errno)));
-			return false;
-		}
-		ereport(WARNING,
-				(errmsg("idgen high-water mark file \"%s\" is missing; IDs start from the clock", HWM_FILE),
-				 errdetail("This is expected on a new cluster. Otherwise IDs issued before may repeat if the clock is behind them."),
-				 errhint("After pg_upgrade or a file-level restore, stop the server and copy \"%s\" from the old data directory.",
-						 HWM_FILE)));
-		return true;
-	}
-	while (!bad && fgets(line, sizeof(line), f) != NULL)
-	{
-		char		name[NAMEDATALEN];
-		int64		epoch_ms;
-		int64		mark;
-		int			node;
-		int			node_bits;
-		size_t		len = strlen(line);
-
-		lineno++;
-		bad = len == 0 || line[len - 1] != '\n';
-		if (bad || line[0] == '#')
-			continue;
-		line[len - 1] = '\0';
-		bad = !hwm_parse_line(line, name, &epoch_ms, &mark, &node, &node_bits);
-		if (bad)
-			continue;
-		if (strcmp(name, HWM_OVERFLOW) == 0)
-			hwm_merge(hwm_overflow(), epoch_ms, mark);
-		else
-			hwm_merge(hwm_entry(name, epoch_ms, node, node_bits), epoch_ms, mark);
-	}
-	if (bad || ferror(f))
-	{
-		FreeFile(f);
-		hwm_set_corrupt(psprintf("Line %d is not of the form \"<layout> <epoch in Unix ms> <mark in Unix ms> [<node id> <node bits>]\".",
-								 lineno));
-		return false;
-	}
-	FreeFile(f);
-	return true;
+	hwm_merge(hwm_entry_named(name, epoch_ms, node, node_bits), epoch_ms, mark);
 }
 
 /* A built-in layout's epoch changed (idgen.epoch): its marks move with it. */
@@ -419,6 +261,7 @@ void
 hwm_shmem_startup(void)
 {
 	bool		found;
+	char		detail[sizeof(hwm->corrupt_detail)];
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	hwm = ShmemInitStruct("idgen high-water marks", hwm_shmem_size(), &found);
@@ -436,8 +279,10 @@ hwm_shmem_startup(void)
 		ConditionVariableInit(&hwm->confirmed_cv);
 		strlcpy(hwm_overflow()->name, HWM_OVERFLOW, NAMEDATALEN);
 		hwm_overflow()->node = HWM_ANY_NODE;
-		if (hwm_load_file())
+		if (hwm_file_load(detail, sizeof(detail)))
 			hwm_arrange_entries();
+		else
+			hwm_set_corrupt(detail);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -487,8 +332,8 @@ hwm_floor(const HwmEntry *e)
 }
 
 /*
- * A shared state of the layout is given up (registry.c); the next one must
- * start after its newest tick, which the mark may be well above.
+ * Keeps, for registry.c's rule on recycled states, the newest tick of the
+ * layout's shared states given up; the mark may be well above it.
  */
 void
 hwm_retire(HwmEntry *e, int64 tick_start_ms)
@@ -500,69 +345,21 @@ hwm_retire(HwmEntry *e, int64 tick_start_ms)
 		;
 }
 
-/* Where a new shared state of the layout starts: above every tick used before. */
 int64
-hwm_fresh_floor(HwmEntry *e)
+hwm_retired(HwmEntry *e)
 {
-	return Max(e->floor, (int64) pg_atomic_read_u64(&e->retired) + 1);
+	return (int64) pg_atomic_read_u64(&e->retired);
 }
 
-/* The epoch moved later at startup, and the clock has not passed the floor yet. */
-bool
-hwm_epoch_moved_later(const HwmEntry *e)
+/*
+ * When the epoch moved later at startup, the clock reaches the IDs issued
+ * before at the floor: until then, the move is why IDs wait.  PG_INT64_MIN
+ * when it did not move later.
+ */
+int64
+hwm_epoch_later_until(const HwmEntry *e)
 {
-	return e->epoch_later && clock_now_ms() < e->floor;
-}
-
-static void
-hwm_write_line(StringInfo buf, const HwmEntry *e, int64 mark)
-{
-	appendStringInfo(buf, "%s %lld %lld", e->name, (long long) e->epoch_ms, (long long) mark);
-	if (e->node != HWM_ANY_NODE)
-		appendStringInfo(buf, " %d %d", e->node, e->node_bits);
-	appendStringInfoChar(buf, '\n');
-}
-
-/* Makes the marks durable in the file: write, fsync, rename into place. */
-static void
-hwm_write_file(const int64 *marks)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "# idgen high-water marks: layout, epoch and mark in Unix milliseconds, node id and node bits\n");
-	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
-		if (hwm->entries[i].name[0] != '\0')
-			hwm_write_line(&buf, &hwm->entries[i], marks[i]);
-
-	durable_replace_file(HWM_FILE, HWM_TMP_FILE, buf.data, buf.len);
-	pfree(buf.data);
-}
-
-static XLogRecPtr
-hwm_log_mark(const HwmEntry *e, int64 mark)
-{
-	xl_idgen_mark rec = {0};
-
-	if (e->node != HWM_ANY_NODE)
-	{
-		xl_idgen_mark_node nrec = {0};
-
-		nrec.epoch_ms = e->epoch_ms;
-		nrec.mark_ms = mark;
-		nrec.node = e->node;
-		nrec.node_bits = e->node_bits;
-		strlcpy(nrec.layout, e->name, NAMEDATALEN);
-		XLogBeginInsert();
-		XLogRegisterData((char *) &nrec, SizeOfIdgenMarkNode);
-		return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK_NODE);
-	}
-	rec.epoch_ms = e->epoch_ms;
-	rec.mark_ms = mark;
-	strlcpy(rec.layout, e->name, NAMEDATALEN);
-	XLogBeginInsert();
-	XLogRegisterData((char *) &rec, SizeOfIdgenMark);
-	return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK);
+	return e->epoch_later ? e->floor : PG_INT64_MIN;
 }
 
 /*
@@ -596,17 +393,22 @@ hwm_raise_locked(HwmEntry *target, int64 ms)
 	}
 	if (!any)
 		return;
-	hwm_write_file(marks);
+	hwm_file_write(marks);
 	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+
 		if (raised[i])
-			end = hwm_log_mark(&hwm->entries[i], marks[i]);
+			end = rmgr_log_mark(e->name, e->epoch_ms, marks[i], e->node, e->node_bits);
+	}
 	XLogFlush(end);
 	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
 		if (raised[i])
 			pg_atomic_write_u64(&hwm->entries[i].mark, (uint64) marks[i]);
 }
 
-static void
+/* Raises marks as hwm_raise_locked() does, taking the lock. */
+void
 hwm_raise(HwmEntry *target, int64 ms)
 {
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
@@ -615,7 +417,7 @@ hwm_raise(HwmEntry *target, int64 ms)
 }
 
 /* Does this session wait for synchronous standbys, as its commits would? */
-static inline bool
+bool
 hwm_sync_wanted(void)
 {
 	return SyncRepRequested() && SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0';
@@ -686,130 +488,23 @@ hwm_wait_confirmed(HwmEntry *e, int64 ms)
 }
 
 /*
- * The writer: has the synchronous standbys confirm every mark made durable
- * so far.  Only the writer waits here, so that one wait serves every
- * session; it holds no lock meanwhile, and backends that reach a mark raise
- * it themselves.
- */
-static void
-hwm_confirm(void)
-{
-	int64		marks[HWM_MAX_ENTRIES];
-	XLogRecPtr	flushed;
-
-	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
-		marks[i] = hwm_mark(&hwm->entries[i]);
-	/* Published marks are flushed, so this covers their records. */
-	flushed = GetFlushRecPtr(NULL);
-	/* As in a commit: the wait handles termination itself. */
-	HOLD_INTERRUPTS();
-	SyncRepWaitForLSN(flushed, false);
-	RESUME_INTERRUPTS();
-	CHECK_FOR_INTERRUPTS();
-	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
-	{
-		pg_atomic_uint64 *confirmed = &hwm->entries[i].confirmed;
-		uint64		old = pg_atomic_read_u64(confirmed);
-
-		while (old < (uint64) marks[i] &&
-			   !pg_atomic_compare_exchange_u64(confirmed, &old, (uint64) marks[i]))
-			;
-	}
-	ConditionVariableBroadcast(&hwm->confirmed_cv);
-}
-
-static void
-hwm_writer_detach(int code, Datum arg)
-{
-	hwm->writer_latch = NULL;
-}
-
-/*
- * The background worker that raises marks when backends come near them, and
- * has synchronous standbys confirm them.
+ * Replay of a mark (rmgr.c), on a standby or in crash recovery: nothing is
+ * generated during recovery, so the floor follows the mark, and the file
+ * keeps it across a restart of the standby.  In crash recovery the file is
+ * written before the WAL record, so a record above the file means the file
+ * was put back from an older copy.
  */
 void
-hwm_writer_main(Datum arg)
+hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int node_bits)
 {
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-	/* Confirm marks on flush, whatever the server's default. */
-	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
-
-	hwm->writer_latch = MyLatch;
-	before_shmem_exit(hwm_writer_detach, (Datum) 0);
-
-	for (;;)
-	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
-						 PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
-		hwm_raise(NULL, -1);
-		if (hwm_sync_wanted())
-			hwm_confirm();
-	}
-}
-
-/* Either record, as a mark of a node id (HWM_ANY_NODE for the older one). */
-static bool
-hwm_read_record(XLogReaderState *record, xl_idgen_mark_node *rec)
-{
-	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-	xl_idgen_mark old;
-
-	if (info == XLOG_IDGEN_MARK_NODE && XLogRecGetDataLen(record) == SizeOfIdgenMarkNode)
-		memcpy(rec, XLogRecGetData(record), SizeOfIdgenMarkNode);
-	else if (info == XLOG_IDGEN_MARK && XLogRecGetDataLen(record) == SizeOfIdgenMark)
-	{
-		memcpy(&old, XLogRecGetData(record), SizeOfIdgenMark);
-		rec->epoch_ms = old.epoch_ms;
-		rec->mark_ms = old.mark_ms;
-		rec->node = HWM_ANY_NODE;
-		rec->node_bits = 0;
-		memcpy(rec->layout, old.layout, NAMEDATALEN);
-	}
-	else
-		return false;
-	rec->layout[NAMEDATALEN - 1] = '\0';
-	return true;
-}
-
-/*
- * Replay, on a standby or in crash recovery: nothing is generated during
- * recovery, so the floor follows the mark, and the file keeps it across a
- * restart of the standby.  In crash recovery the file is written before the
- * WAL record, so a record above the file means the file was put back from
- * an older copy.
- */
-static void
-hwm_redo(XLogReaderState *record)
-{
-	xl_idgen_mark_node rec;
 	HwmEntry   *e;
 	int64		marks[HWM_MAX_ENTRIES];
 
-	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_IDGEN_HORIZON_PREPARED)
-	{
-		horizon_redo(record);
-		return;
-	}
-	if (!hwm_read_record(record, &rec))
-		elog(PANIC, "idgen_redo: unknown op code %u or length %u",
-			 XLogRecGetInfo(record) & ~XLR_INFO_MASK, (unsigned) XLogRecGetDataLen(record));
-
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	e = strcmp(rec.layout, HWM_OVERFLOW) == 0 ? hwm_overflow() :
-		hwm_entry(rec.layout, rec.epoch_ms, rec.node, rec.node_bits);
+	e = hwm_entry_named(layout, epoch_ms, node, node_bits);
 	if (e != hwm_overflow())
-		rec.mark_ms = hwm_convert(rec.mark_ms, rec.epoch_ms, e->epoch_ms);
-	if (rec.mark_ms > hwm_mark(e))
+		mark_ms = hwm_convert(mark_ms, epoch_ms, e->epoch_ms);
+	if (mark_ms > hwm_mark(e))
 	{
 		if (!ArchiveRecoveryRequested && !hwm->restore_warned)
 		{
@@ -820,61 +515,10 @@ hwm_redo(XLogReaderState *record)
 					 errhint("Do not restore \"%s\" on its own; it belongs with the data directory it was taken from.",
 							 HWM_FILE)));
 		}
-		hwm_merge(e, e->epoch_ms, rec.mark_ms);
+		hwm_merge(e, e->epoch_ms, mark_ms);
 		for (int i = 0; i < HWM_MAX_ENTRIES; i++)
 			marks[i] = hwm_mark(&hwm->entries[i]);
-		hwm_write_file(marks);
+		hwm_file_write(marks);
 	}
 	LWLockRelease(hwm->lock);
-}
-
-static void
-hwm_desc(StringInfo buf, XLogReaderState *record)
-{
-	xl_idgen_mark_node rec;
-
-	if (!hwm_read_record(record, &rec))
-		return;
-	appendStringInfo(buf, "layout \"%s\" mark %lld epoch %lld (Unix ms)", rec.layout,
-					 (long long) rec.mark_ms, (long long) rec.epoch_ms);
-	if (rec.node != HWM_ANY_NODE)
-		appendStringInfo(buf, " node %d node_bits %d", rec.node, rec.node_bits);
-}
-
-static const char *
-hwm_identify(uint8 info)
-{
-	switch (info & ~XLR_INFO_MASK)
-	{
-		case XLOG_IDGEN_MARK:
-		case XLOG_IDGEN_MARK_NODE:	/* the same mark, of one node id */
-			return "MARK";
-		case XLOG_IDGEN_HORIZON_PREPARED:
-			return "HORIZON_PREPARED";
-	}
-	return NULL;
-}
-
-static RmgrData hwm_rmgr = {
-	.rm_name = "idgen",
-	.rm_redo = hwm_redo,
-	.rm_desc = hwm_desc,
-	.rm_identify = hwm_identify,
-};
-
-/* During preload: the WAL resource manager and the mark writer. */
-void
-hwm_register(void)
-{
-	BackgroundWorker worker = {0};
-
-	RegisterCustomRmgr(IDGEN_RMGR_ID, &hwm_rmgr);
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 1;
-	snprintf(worker.bgw_library_name, BGW_MAXLEN, "idgen");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "hwm_writer_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "idgen mark writer");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "idgen mark writer");
-	RegisterBackgroundWorker(&worker);
 }

@@ -15,21 +15,26 @@
  */
 #define HWM_STEP_MS		1000
 
+/* The node id of a mark that binds every node id. */
+#define HWM_ANY_NODE	(-1)
+
 typedef struct HwmEntry HwmEntry;
 
 extern Size hwm_shmem_size(void);
 extern void hwm_shmem_request(void);
 extern void hwm_shmem_startup(void);
-extern void hwm_register(void);
+extern void hwm_writer_register(void);
 
 extern HwmEntry *hwm_attach(const IdgenLayout *layout);
 extern int64 hwm_floor(const HwmEntry *entry);
 extern int64 hwm_mark(HwmEntry *entry);
-extern int64 hwm_fresh_floor(HwmEntry *entry);
 extern int64 hwm_shared_floor(const HwmEntry *entry);
 extern void hwm_retire(HwmEntry *entry, int64 tick_start_ms);
-extern bool hwm_epoch_moved_later(const HwmEntry *entry);
+extern int64 hwm_retired(HwmEntry *entry);
+extern int64 hwm_epoch_later_until(const HwmEntry *entry);
 extern bool hwm_reserve(HwmEntry *entry, int64 tick_start_ms);
 extern void hwm_wait_confirmed(HwmEntry *entry, int64 tick_start_ms);
+extern void hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms,
+						  int node, int node_bits);
 
 #endif							/* IDGEN_HWM_H */

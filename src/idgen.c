@@ -1,12 +1,10 @@
 /*
  * idgen.c
- *		Module entry point: settings and layouts at load time, shared memory
- *		hooks, and the checks SQL entry points make before they generate or
- *		decode.
+ *		Module entry point: settings and layouts at load time, and the
+ *		shared memory hooks.
  */
 #include "postgres.h"
 
-#include "access/xlog.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -15,9 +13,9 @@
 #include "compat.h"
 #include "horizon.h"
 #include "hwm.h"
-#include "idgen.h"
 #include "layout.h"
 #include "registry.h"
+#include "rmgr.h"
 #include "settings.h"
 #include "stats.h"
 
@@ -64,20 +62,6 @@ _PG_init(void)
 	shmem_request_hook = idgen_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = idgen_shmem_startup;
-	hwm_register();
-}
-
-/* Generating needs shared memory and every setting valid. */
-void
-idgen_require_generator(void)
-{
-	registry_require();
-	settings_require_all();
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot generate idgen IDs during recovery"),
-				 errdetail("A standby shares its primary's idgen.node_id, so IDs it made could repeat the primary's."),
-				 errhint("Generate IDs on the primary.")));
-	clone_warn_once();
+	rmgr_register();
+	hwm_writer_register();
 }

@@ -122,17 +122,6 @@ layout_parse_epoch(const char *text, int64 *epoch_ms)
 	return *epoch_ms >= LAYOUT_MIN_EPOCH_MS && *epoch_ms <= LAYOUT_MAX_EPOCH_MS;
 }
 
-bool
-layout_check_epoch(char **newval, void **extra, GucSource source)
-{
-	int64		ms;
-
-	if (layout_parse_epoch(*newval, &ms))
-		return true;
-	GUC_check_errdetail("The epoch must be a date written as YYYY-MM-DD, %s.", LAYOUT_EPOCH_RANGE);
-	return false;
-}
-
 /*
  * Lowercase letters, digits, "_" and "-", starting with a letter: a name
  * that needs no quoting anywhere, the high-water mark file included.

@@ -82,7 +82,6 @@ extern void layout_build(IdgenLayout *layout, const char *name, int64 epoch_ms,
 pg_noreturn extern void layout_invalid(const char *name, const char *detail, const char *hint);
 extern bool layout_has_field(const IdgenLayout *layout, IdgenField field);
 extern const char *layout_field_name(IdgenField field);
-extern bool layout_check_epoch(char **newval, void **extra, GucSource source);
 extern bool layout_parse_epoch(const char *text, int64 *epoch_ms);
 extern int64 layout_pack(const IdgenLayout *layout, const IdgenFields *fields);
 extern void layout_unpack(const IdgenLayout *layout, int64 id, IdgenFields *fields);

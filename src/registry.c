@@ -95,21 +95,26 @@ typedef union LayoutStatePadded
 /*
  * States kept at once.  When all are in use, the one whose newest tick is
  * oldest is given up, and its definition later starts a fresh one after
- * that tick (hwm_retire), in the next tick at the earliest: a server that
- * keeps more definitions than this busy at once makes at most one ID per
- * tick of each in turn.
+ * that tick (registry_state_floor), in the next tick at the earliest: a
+ * server that keeps more definitions than this busy at once makes at most
+ * one ID per tick of each in turn.
  */
 #define REGISTRY_MAX_LAYOUTS 1024
 
+/*
+ * The header, then the layout states and the slots, each array starting on
+ * a cache line boundary of its own so that padding each element keeps it
+ * off its neighbours' lines (registry_shmem_startup() places them).
+ */
 typedef struct RegistryShared
 {
 	LWLock	   *claim_lock;		/* slot ownership */
 	LWLock	   *shared_slot_lock;	/* generation in the shared slot */
 	LWLock	   *layout_lock;	/* which definition each layout state holds */
 	uint64		incarnations;	/* layout states given to a definition so far */
-	LayoutStatePadded layouts[REGISTRY_MAX_LAYOUTS];
 	int			nslots;
-	RegistrySlotPadded slots[FLEXIBLE_ARRAY_MEMBER];
+	LayoutStatePadded *layouts; /* [REGISTRY_MAX_LAYOUTS] */
+	RegistrySlotPadded *slots;	/* [nslots] */
 } RegistryShared;
 
 #define REGISTRY_TRANCHE "idgen"
@@ -117,7 +122,6 @@ typedef struct RegistryShared
 static RegistryShared *registry = NULL;
 
 PG_FUNCTION_INFO_V1(idgen_workers);
-static int	my_slot_index = -1;
 
 static int
 registry_nslots(void)
@@ -125,11 +129,14 @@ registry_nslots(void)
 	return 1 << (IDGEN_MACHINE_BITS - idgen_node_bits);
 }
 
+/* One spare cache line lets the arrays start on a boundary wherever the block does. */
 Size
 registry_shmem_size(void)
 {
-	return add_size(offsetof(RegistryShared, slots),
-					mul_size(registry_nslots(), sizeof(RegistrySlotPadded)));
+	Size		size = CACHELINEALIGN(sizeof(RegistryShared)) + PG_CACHE_LINE_SIZE;
+
+	size = add_size(size, mul_size(REGISTRY_MAX_LAYOUTS, sizeof(LayoutStatePadded)));
+	return add_size(size, mul_size(registry_nslots(), sizeof(RegistrySlotPadded)));
 }
 
 void
@@ -152,6 +159,9 @@ registry_shmem_startup(void)
 		LWLockPadded *locks = GetNamedLWLockTranche(REGISTRY_TRANCHE);
 
 		memset(registry, 0, registry_shmem_size());
+		registry->layouts = (LayoutStatePadded *)
+			CACHELINEALIGN((char *) registry + sizeof(RegistryShared));
+		registry->slots = (RegistrySlotPadded *) (registry->layouts + REGISTRY_MAX_LAYOUTS);
 		registry->claim_lock = &locks[0].lock;
 		registry->shared_slot_lock = &locks[1].lock;
 		registry->layout_lock = &locks[2].lock;
@@ -179,36 +189,28 @@ registry_shared_index(void)
 	return registry->nslots - 1;
 }
 
-static void
-registry_release_slot(int code, Datum arg)
+/* Gives back a dedicated slot this backend claimed, at its exit. */
+void
+registry_release_slot(int index)
 {
-	if (my_slot_index < 0)
-		return;
 	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
-	registry->slots[my_slot_index].slot.pid = 0;
+	registry->slots[index].slot.pid = 0;
 	LWLockRelease(registry->claim_lock);
-	my_slot_index = -1;
 }
 
 /*
  * Claims the first free dedicated slot, or returns NULL when all are taken.
  * The slot keeps its generator state and newest millisecond, from which the
  * new holder starts (generator.c); only the holder's counters start over.
+ * The caller gives it back with registry_release_slot(), and must have made
+ * sure that it will, exit included, before claiming.
  */
 RegistrySlot *
 registry_claim_slot(int *index)
 {
-	static bool release_registered = false;
 	RegistrySlot *slot = NULL;
 	int			i;
 
-	Assert(my_slot_index < 0);
-	/* Before claiming: a slot must never be held without its release set up. */
-	if (!release_registered)
-	{
-		on_shmem_exit(registry_release_slot, (Datum) 0);
-		release_registered = true;
-	}
 	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
 	for (i = 0; i < registry_shared_index(); i++)
 	{
@@ -222,14 +224,11 @@ registry_claim_slot(int *index)
 		slot->gen.issued = 0;
 		slot->gen.regressions = 0;
 		slot->gen.waits = 0;
-		my_slot_index = i;
+		*index = i;
 		break;
 	}
 	LWLockRelease(registry->claim_lock);
 
-	if (slot == NULL)
-		return NULL;
-	*index = my_slot_index;
 	return slot;
 }
 
@@ -280,8 +279,8 @@ registry_find_layout(const LayoutKey *key, uint32 hash, bool *found)
 
 /*
  * Finds or starts the state of a layout definition and returns it locked,
- * noting where it is in *ref.  A state given up for it tells its own
- * layout's mark where it ended.
+ * noting where it is in *ref.  A state given up for it leaves where it
+ * ended with its own layout's mark (hwm_retire), for registry_state_floor().
  */
 static LayoutState *
 registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
@@ -315,33 +314,59 @@ registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef 
 }
 
 /*
+ * The one rule for a recycled state: a state just given to a definition
+ * knows nothing of the IDs made before, so it starts above the layout's
+ * floor and after the newest tick of every state of the layout given up
+ * (registry_lookup_layout notes it); a state in use needs the floor only.
+ */
+static int64
+registry_state_floor(HwmEntry *hwm, bool fresh)
+{
+	if (!fresh)
+		return hwm_floor(hwm);
+	return Max(hwm_floor(hwm), hwm_retired(hwm) + 1);
+}
+
+/* The locked state of a layout definition: where *ref says, or looked up. */
+static LayoutState *
+registry_lock_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
+					 bool *fresh)
+{
+	if (ref->index >= 0)
+	{
+		LayoutState *state = &registry->layouts[ref->index].state;
+
+		LWLockAcquire(state->lock, LW_EXCLUSIVE);
+		if (likely(state->incarnation == ref->incarnation))
+			return state;
+		LWLockRelease(state->lock);	/* given to another definition */
+	}
+	return registry_lookup_layout(layout, hwm, ref, fresh);
+}
+
+/*
  * Locks a state the server's backends share and returns it: the default
  * layout's shared slot when layout is NULL, else the state of the layout's
- * definition, which *ref remembers for the next call.  *fresh says that the
- * state was started now, knowing nothing of the definition's earlier IDs.
- * The caller unlocks with registry_unlock_state(), passing ref.
+ * definition, which *ref remembers for the next call.  *floor is where the
+ * state must start (registry_state_floor): the caller applies it before
+ * the step.  The caller unlocks with registry_unlock_state(), passing ref.
  */
 GenState *
 registry_lock_state(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
-					bool *fresh)
+					int64 *floor)
 {
-	LayoutState *state;
+	GenState   *gen;
+	bool		fresh = false;
 
-	*fresh = false;
 	if (layout == NULL)
 	{
 		LWLockAcquire(registry->shared_slot_lock, LW_EXCLUSIVE);
-		return &registry->slots[registry_shared_index()].slot.gen;
+		gen = &registry->slots[registry_shared_index()].slot.gen;
 	}
-	if (ref->index >= 0)
-	{
-		state = &registry->layouts[ref->index].state;
-		LWLockAcquire(state->lock, LW_EXCLUSIVE);
-		if (likely(state->incarnation == ref->incarnation))
-			return &state->gen;
-		LWLockRelease(state->lock);	/* given to another definition */
-	}
-	return &registry_lookup_layout(layout, hwm, ref, fresh)->gen;
+	else
+		gen = &registry_lock_layout(layout, hwm, ref, &fresh)->gen;
+	*floor = registry_state_floor(hwm, fresh);
+	return gen;
 }
 
 void

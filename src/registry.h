@@ -48,6 +48,7 @@ extern void registry_shmem_startup(void);
 extern void registry_require(void);
 extern int	registry_shared_index(void);
 extern RegistrySlot *registry_claim_slot(int *index);
+extern void registry_release_slot(int index);
 /*
  * A backend's memory of where a layout definition's shared state is: its
  * index and the incarnation it had, so that finding it again needs no
@@ -62,7 +63,7 @@ typedef struct LayoutStateRef
 #define LAYOUT_STATE_REF_INIT {-1, 0}
 
 extern GenState *registry_lock_state(const IdgenLayout *layout, HwmEntry *hwm,
-									 LayoutStateRef *ref, bool *fresh);
+									 LayoutStateRef *ref, int64 *floor);
 extern void registry_unlock_state(const LayoutStateRef *ref);
 
 #endif							/* IDGEN_REGISTRY_H */

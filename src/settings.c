@@ -26,8 +26,7 @@
 int			idgen_node_id = 0;
 int			idgen_node_bits = IDGEN_DEFAULT_NODE_BITS;
 char	   *idgen_epoch = NULL;
-int			idgen_max_lead_ms = 1000;
-int			idgen_max_clock_regression_ms = 10000;
+IdgenLimits idgen_limits = {.max_lead_ms = 1000, .max_clock_regression_ms = 10000};
 int			idgen_clock_offset_ms = 0;
 
 /* The first setting whose configured value was rejected, if any. */
@@ -82,6 +81,18 @@ configured_value(const char *name)
 	return value ? pstrdup(value) : NULL;
 }
 
+/* idgen.epoch: a date that layout.c can count from. */
+static bool
+settings_check_epoch(char **newval, void **extra, GucSource source)
+{
+	int64		ms;
+
+	if (layout_parse_epoch(*newval, &ms))
+		return true;
+	GUC_check_errdetail("The epoch must be a date written as YYYY-MM-DD, %s.", LAYOUT_EPOCH_RANGE);
+	return false;
+}
+
 /* Settings fixed at server start: only definable while preloading. */
 static void
 define_postmaster_settings(void)
@@ -110,7 +121,7 @@ define_postmaster_settings(void)
 							   &idgen_epoch,
 							   IDGEN_DEFAULT_EPOCH,
 							   PGC_POSTMASTER, 0,
-							   layout_check_epoch, NULL, NULL);
+							   settings_check_epoch, NULL, NULL);
 
 	check_configured_value("idgen.node_bits", node_bits, true);
 	check_configured_value("idgen.epoch", epoch, true);
@@ -171,14 +182,14 @@ define_runtime_settings(void)
 	DefineCustomIntVariable("idgen.max_lead_ms",
 							"How far ahead of the clock a burst may borrow milliseconds before it waits.",
 							NULL,
-							&idgen_max_lead_ms,
+							&idgen_limits.max_lead_ms,
 							1000, 0, SETTINGS_MAX_LEAD_MS,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("idgen.max_clock_regression_ms",
 							"How far the clock may fall behind the newest ID before generating fails.",
 							NULL,
-							&idgen_max_clock_regression_ms,
+							&idgen_limits.max_clock_regression_ms,
 							10000, 0, SETTINGS_MAX_CLOCK_REGRESSION_MS,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);

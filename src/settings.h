@@ -11,8 +11,18 @@
 extern int	idgen_node_id;
 extern int	idgen_node_bits;
 extern char *idgen_epoch;
-extern int	idgen_max_lead_ms;
-extern int	idgen_max_clock_regression_ms;
+/*
+ * How far generation may run ahead of the clock, and the clock fall behind
+ * it: the step reads them through its plan (step.h), as a reload may
+ * change them at any time.
+ */
+typedef struct IdgenLimits
+{
+	int			max_lead_ms;	/* idgen.max_lead_ms */
+	int			max_clock_regression_ms;	/* idgen.max_clock_regression_ms */
+} IdgenLimits;
+
+extern IdgenLimits idgen_limits;
 extern int	idgen_clock_offset_ms;
 
 extern void settings_define(void);

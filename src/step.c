@@ -55,9 +55,9 @@ step_skip_past(GenState *st, const GenPlan *plan, int64 tick)
  * gone or stale (a crash, restart or promotion), starts after floor: every
  * tick used before starts below it, so the tick after the one holding
  * floor's previous millisecond is unused.  Starting there may run ahead of
- * the clock.  The mark was up to HWM_STEP_MS above the IDs, so the clock is
- * trusted to have reached the floor less that and the allowed lead: a clock
- * behind that counts as a regression.
+ * the clock.  The floor was up to mark_step_ms above the IDs, so the clock
+ * is trusted to have reached the floor less that and the allowed lead: a
+ * clock behind that counts as a regression.
  */
 void
 step_apply_floor(GenState *st, const GenPlan *plan, int64 floor)
@@ -67,7 +67,8 @@ step_apply_floor(GenState *st, const GenPlan *plan, int64 floor)
 	if (st->last_ms >= first - plan->tick_ms)
 		return;
 	step_skip_past(st, plan, first - plan->tick_ms);
-	st->clock_high = Max(st->clock_high, floor - idgen_max_lead_ms - HWM_STEP_MS);
+	st->clock_high = Max(st->clock_high,
+						 floor - plan->limits->max_lead_ms - plan->mark_step_ms);
 }
 
 /*
@@ -83,8 +84,8 @@ step_refuse_clock_hint(const GenPlan *plan, int64 behind)
 	int64		now = clock_now_ms();
 	const char *until = timestamptz_to_str(clock_ms_to_timestamptz(now + behind));
 
-	if (hwm_shared_floor(plan->hwm) - idgen_max_lead_ms - HWM_STEP_MS - now <=
-		idgen_max_clock_regression_ms)
+	if (plan->shared_floor - plan->limits->max_lead_ms - plan->mark_step_ms - now <=
+		plan->limits->max_clock_regression_ms)
 		return errhint("Check the server's time synchronization. IDs resume at %s, when the clock catches up; to generate at once, restart the server with an %s that has never generated IDs in layout \"%s\".",
 					   until, "idgen.node_id", plan->layout->name);
 	return errhint("Check the server's time synchronization. IDs resume at %s, when the clock catches up. Another %s would not help: marks that bind every node id hold layout \"%s\" back.",
@@ -99,7 +100,7 @@ step_refuse_clock_hint(const GenPlan *plan, int64 behind)
 static void
 step_refuse_clock(const GenPlan *plan, int64 behind)
 {
-	if (hwm_epoch_moved_later(plan->hwm))
+	if (clock_now_ms() < plan->epoch_later_until)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot generate idgen IDs because %s was moved later", "idgen.epoch"),
@@ -112,7 +113,7 @@ step_refuse_clock(const GenPlan *plan, int64 behind)
 			 errmsg("system clock is %lld ms behind the time of the newest idgen ID",
 					(long long) behind),
 			 errdetail("%s allows the clock to fall behind by at most %d ms.",
-					   "idgen.max_clock_regression_ms", idgen_max_clock_regression_ms),
+					   "idgen.max_clock_regression_ms", plan->limits->max_clock_regression_ms),
 			 step_refuse_clock_hint(plan, behind)));
 }
 
@@ -127,7 +128,7 @@ step_clock_behind(GenState *st, const GenPlan *plan, int64 now)
 {
 	int64		behind = st->clock_high - now;
 
-	if (behind > idgen_max_clock_regression_ms)
+	if (behind > plan->limits->max_clock_regression_ms)
 		step_refuse_clock(plan, behind);
 	if (!st->clock_behind)
 	{
@@ -151,7 +152,8 @@ step_clock_behind(GenState *st, const GenPlan *plan, int64 now)
 static void
 step_sleep_until(const GenPlan *plan, int64 target_ms)
 {
-	int64		limit = Max(idgen_max_clock_regression_ms, HWM_STEP_MS) + plan->tick_ms;
+	int64		limit = Max(plan->limits->max_clock_regression_ms, plan->mark_step_ms) +
+		plan->tick_ms;
 
 	for (;;)
 	{
@@ -169,18 +171,13 @@ step_sleep_until(const GenPlan *plan, int64 target_ms)
 }
 
 /*
- * Every new tick passes here, whichever path chose it, so the range check
- * cannot be skipped.  The fields other than the sequence are packed once per
- * tick, not once per ID.  The sequence starts where n values still fit (n is
- * at most seq_max + 1, when it starts at 0).  Returns false, changing
- * nothing, when the tick's high-water mark awaits synchronous standbys.
+ * Every new tick passes here (step_try), whichever path chose it, before
+ * its mark is reserved, so the range check cannot be skipped.
  */
-bool
-step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
+void
+step_check_tick(const GenPlan *plan, int64 ms)
 {
 	const IdgenLayout *layout = plan->layout;
-	IdgenFields fields = {0};
-	int64		span = Min(plan->seq_start_span, plan->seq_max + 2 - n);
 
 	if (unlikely(ms < layout->epoch_ms))
 		ereport(ERROR,
@@ -195,27 +192,40 @@ step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
 				 errdetail("The layout holds times up to %s.",
 						   timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout)))),
 				 errhint("Move to a layout with a later end.")));
-	/* The tick's start: a long tick must not push the mark far ahead. */
-	if (!hwm_reserve(plan->hwm, ms))
-		return false;
+}
+
+/*
+ * Starts the tick at ms, which step_try() asked for and whose mark the
+ * caller reserved, and returns the first of n IDs in it.  The fields other
+ * than the sequence are packed once per tick, not once per ID.  The
+ * sequence starts where n values still fit (n is at most seq_max + 1, when
+ * it starts at 0).
+ */
+int64
+step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
+{
+	const IdgenLayout *layout = plan->layout;
+	IdgenFields fields = {0};
+	int64		span = Min(plan->seq_start_span, plan->seq_max + 2 - n);
+
 	if (ms - st->clock_high > 0 && plan->stats)
 	{
 		StatsCounters *c = stats_pending(plan->stats);
 
 		c->max_lead_ms = Max(c->max_lead_ms, ms - st->clock_high);
 	}
-	if (plan->holder_last_ms != NULL)
-		*plan->holder_last_ms = Max(*plan->holder_last_ms, ms + plan->tick_ms - 1);
 	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / plan->tick_ms;
 	fields.value[IDGEN_FIELD_NODE] = plan->node;
 	fields.value[IDGEN_FIELD_WORKER] = plan->worker;
 	st->ms_base = layout_pack(layout, &fields);
 	st->last_ms = ms;
 	st->seq = span > 0 ? (int64) (step_random() % span) : 0;
-	return true;
+	st->seq += n - 1;
+	st->issued += n;
+	return st->ms_base + (st->seq - (n - 1)) * plan->seq_scale;
 }
 
-/* Waits as told, counting the wait for idgen_stats. */
+/* Waits for the clock as told, counting the wait for idgen_stats. */
 void
 step_wait(const GenPlan *plan, const GenWait *wait)
 {
@@ -223,13 +233,6 @@ step_wait(const GenPlan *plan, const GenWait *wait)
 	instr_time	start,
 				spent;
 
-	if (wait->confirm_ms >= 0)
-	{
-		if (c)
-			c->confirm_waits++;
-		hwm_wait_confirmed(plan->hwm, wait->confirm_ms);
-		return;
-	}
 	INSTR_TIME_SET_CURRENT(start);
 	step_sleep_until(plan, wait->until_ms);
 	if (c)

@@ -1,7 +1,9 @@
 /*
  * step.h
  *		The step algorithm: the next IDs of a generator state under a plan,
- *		knowing nothing of where the state lives.
+ *		knowing nothing of where the state lives nor of high-water marks.
+ *		It calls only downwards (layout, clock, horizon, stats); its caller
+ *		(generator.c) reserves each new tick's mark and tells the holder.
  *
  * Uniqueness rests on three rules:
  *
@@ -24,7 +26,6 @@
 
 #include "clock.h"
 #include "horizon.h"
-#include "hwm.h"
 #include "layout.h"
 #include "settings.h"
 #include "stats.h"
@@ -61,20 +62,31 @@ typedef struct GenPlan
 	int64		worker;
 	int64		shard_lo;		/* shards this node may use */
 	int64		shard_count;
-	int64	   *holder_last_ms; /* a worker id's newest ms, for its next holder */
-	HwmEntry   *hwm;			/* the layout's high-water mark */
+	const IdgenLimits *limits;	/* lead and clock regression allowed */
+	int64		mark_step_ms;	/* how far a floor may lie above the IDs below it */
+	int64		shared_floor;	/* the floor of a node id new to the layout */
+	int64		epoch_later_until;	/* the epoch moved later: refusals before
+									 * this blame that; else PG_INT64_MIN */
 	StatsLocal *stats;			/* this backend's counts of the layout */
 } GenPlan;
 
 /*
- * What a step that could not make an ID waits for, holding no lock: the
- * clock to reach until_ms, or, when confirm_ms >= 0, synchronous standbys to
- * confirm the high-water mark above the tick starting at confirm_ms.
+ * What step_try() did: made an ID; needs the clock to reach until_ms, which
+ * the caller waits for holding no lock (step_wait); or needs a new tick
+ * starting at tick_ms, which the caller starts with step_start_tick() once
+ * the tick's mark is reserved.
  */
+typedef enum StepResult
+{
+	STEP_DONE,
+	STEP_WAIT,
+	STEP_NEW_TICK,
+} StepResult;
+
 typedef struct GenWait
 {
-	int64		until_ms;
-	int64		confirm_ms;
+	int64		until_ms;		/* STEP_WAIT */
+	int64		tick_ms;		/* STEP_NEW_TICK */
 } GenWait;
 
 
@@ -83,7 +95,8 @@ extern uint64 step_random(void);
 extern void step_skip_past(GenState *st, const GenPlan *plan, int64 tick);
 extern void step_apply_floor(GenState *st, const GenPlan *plan, int64 floor);
 extern void step_clock_behind(GenState *st, const GenPlan *plan, int64 now);
-extern bool step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n);
+extern void step_check_tick(const GenPlan *plan, int64 ms);
+extern int64 step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n);
 extern void step_wait(const GenPlan *plan, const GenWait *wait);
 extern void step_horizon(GenState *st, const GenPlan *plan, int64 now);
 
@@ -101,13 +114,12 @@ step_tick_start(const GenPlan *plan, int64 ms)
 /*
  * Makes the next n IDs of st, n consecutive sequence values of one tick, and
  * puts the first into *id; idgen_next() passes n = 1, a constant that folds
- * away.  When that needs the clock to move on, or standbys to confirm a
- * mark, first, it changes nothing that matters, fills *wait and returns
- * false: the caller waits, holding no lock, and tries again.
+ * away.  When that needs the clock to move on, or a new tick, it changes
+ * nothing that matters, fills *wait and says which.
  */
-static pg_attribute_always_inline bool
+static pg_attribute_always_inline StepResult
 step_try(GenState *st, const GenPlan *plan, int64 now, int64 n,
-				   int64 *id, GenWait *wait)
+		 int64 *id, GenWait *wait)
 {
 	/* The transaction's first ID, or a clock below its horizon floor. */
 	if (unlikely(now < horizon_xact_ms))
@@ -133,41 +145,20 @@ step_try(GenState *st, const GenPlan *plan, int64 now, int64 n,
 		if (now <= st->last_ms)
 		{
 			tick = st->last_ms + plan->tick_ms;
-			if (tick > st->clock_high + idgen_max_lead_ms)
+			if (tick > st->clock_high + plan->limits->max_lead_ms)
 			{
 				st->waits++;
-				wait->until_ms = tick - idgen_max_lead_ms;
-				wait->confirm_ms = -1;
-				return false;
+				wait->until_ms = tick - plan->limits->max_lead_ms;
+				return STEP_WAIT;
 			}
 		}
-		if (!step_start_tick(st, plan, tick, n))
-		{
-			wait->until_ms = 0;
-			wait->confirm_ms = tick;
-			return false;
-		}
-		st->seq += n - 1;
+		step_check_tick(plan, tick);
+		wait->tick_ms = tick;
+		return STEP_NEW_TICK;
 	}
 	st->issued += n;
 	*id = st->ms_base + (st->seq - (n - 1)) * plan->seq_scale;
-	return true;
+	return STEP_DONE;
 }
-
-/*
- * The next n IDs of a state no other process writes; inlined with n = 1
- * into idgen_next(), so its step stays the one-ID step.
- */
-static pg_attribute_always_inline int64
-step_next(GenState *st, const GenPlan *plan, int64 n)
-{
-	int64		id;
-	GenWait		wait;
-
-	while (!step_try(st, plan, clock_now_ms(), n, &id, &wait))
-		step_wait(plan, &wait);
-	return id;
-}
-
 
 #endif							/* IDGEN_STEP_H */

@@ -1,0 +1,94 @@
+/*
+ * hwm_shared.h
+ *		The shared table of high-water marks, for the files that keep it:
+ *		hwm.c (the table, reserving and raising marks), hwm_file.c (the file
+ *		idgen_hwm) and hwm_writer.c (the mark writer).  Everyone else goes
+ *		through hwm.h.
+ */
+#ifndef IDGEN_HWM_SHARED_H
+#define IDGEN_HWM_SHARED_H
+
+#include "port/atomics.h"
+#include "storage/condition_variable.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+
+#include "hwm.h"
+
+#define HWM_FILE		"idgen_hwm"
+#define HWM_MAX_ENTRIES 64
+#define HWM_OVERFLOW	"*"
+
+/*
+ * A layout's mark for one node id (or every node id).  Locking, field by
+ * field (hwm->lock is the table's LWLock):
+ *
+ *	name, node, node_bits: set under the lock when the entry is added, and
+ *	  never changed while the server runs (the startup that folds old marks
+ *	  into the overflow mark runs before any backend); read under the lock.
+ *	epoch_ms, floor, shared_floor, epoch_later: written under the lock (at
+ *	  startup, by hwm_attach() and by redo).  Backends read floor,
+ *	  shared_floor and epoch_later without it, through the entry that
+ *	  hwm_attach() returned under the lock: that orders their reads after
+ *	  every write made before, and a later write only raises a floor by
+ *	  bounds the reader already had (another attach), or happens during
+ *	  recovery, when nothing generates.  They are aligned 8-byte words and
+ *	  bools, read whole.
+ *	mark: atomic.  Raised under the lock, only after the new value is
+ *	  durable (file fsynced, WAL flushed); read without it on the hot path,
+ *	  where a stale value is merely lower and sends the reader to the lock.
+ *	requested: atomic, raised by compare-and-swap without the lock; the
+ *	  raiser reads it under the lock.  A request read stale is served by the
+ *	  next raise, or by the backend itself when it reaches the mark.
+ *	retired: atomic, raised by compare-and-swap without the lock (registry.c
+ *	  holds a layout state's lock then); read when a fresh shared state
+ *	  starts, after the registry lock that ordered the giving up.
+ *	confirmed: atomic, raised by compare-and-swap by the writer after the
+ *	  synchronous standbys confirmed; read without the lock, where a stale
+ *	  value is lower and only makes the reader wait.
+ */
+struct HwmEntry
+{
+	char		name[NAMEDATALEN];	/* "" when unused */
+	int32		node;			/* node id, or HWM_ANY_NODE */
+	int32		node_bits;		/* node_bits with node */
+	int64		shared_floor;	/* the part of floor other node ids' marks set */
+	int64		epoch_ms;		/* the epoch mark and floor are counted in */
+	int64		floor;			/* the mark when generation (re)started */
+	bool		epoch_later;	/* the epoch moved later since the floor's IDs */
+	pg_atomic_uint64 mark;		/* every used tick start is below it */
+	pg_atomic_uint64 requested; /* newest tick start a backend asked for */
+	pg_atomic_uint64 retired;	/* newest tick start of a given-up shared state */
+	pg_atomic_uint64 confirmed; /* a mark the synchronous standbys have */
+};
+
+/*
+ * The table.  lock also serialises raising marks and writing the file;
+ * corrupt and corrupt_detail are set at startup, before any backend;
+ * writer_latch is set and cleared by the writer alone and read once by
+ * whoever wakes it; restore_warned is written under the lock in redo.
+ */
+typedef struct HwmShared
+{
+	LWLock	   *lock;
+	bool		corrupt;		/* the file could not be read */
+	char		corrupt_detail[256];
+	Latch	   *writer_latch;	/* the mark writer, when running */
+	ConditionVariable confirmed_cv; /* broadcast when marks are confirmed */
+	bool		restore_warned;
+	HwmEntry	entries[HWM_MAX_ENTRIES];	/* [0] is the overflow mark */
+} HwmShared;
+
+extern HwmShared *hwm;
+
+/* hwm.c, for the file and the writer */
+extern void hwm_load_mark(const char *name, int64 epoch_ms, int64 mark,
+						  int node, int node_bits);
+extern void hwm_raise(HwmEntry *target, int64 ms);
+extern bool hwm_sync_wanted(void);
+
+/* hwm_file.c */
+extern bool hwm_file_load(char *detail, Size detail_size);
+extern void hwm_file_write(const int64 *marks);
+
+#endif							/* IDGEN_HWM_SHARED_H */

@@ -1,0 +1,105 @@
+/*
+ * hwm_writer.c
+ *		The "idgen mark writer" background worker: raises high-water marks
+ *		that backends have come near, so the hot path does no I/O, and has
+ *		synchronous standbys confirm them ahead of need (hwm.c).
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "replication/syncrep.h"
+#include "storage/ipc.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+
+#include "hwm_shared.h"
+
+PGDLLEXPORT void hwm_writer_main(Datum arg);
+
+/*
+ * Has the synchronous standbys confirm every mark made durable so far.
+ * Only the writer waits here, so that one wait serves every session; it
+ * holds no lock meanwhile, and backends that reach a mark raise it
+ * themselves.
+ */
+static void
+hwm_confirm(void)
+{
+	int64		marks[HWM_MAX_ENTRIES];
+	XLogRecPtr	flushed;
+
+	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+		marks[i] = hwm_mark(&hwm->entries[i]);
+	/* Published marks are flushed, so this covers their records. */
+	flushed = GetFlushRecPtr(NULL);
+	/* As in a commit: the wait handles termination itself. */
+	HOLD_INTERRUPTS();
+	SyncRepWaitForLSN(flushed, false);
+	RESUME_INTERRUPTS();
+	CHECK_FOR_INTERRUPTS();
+	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+	{
+		pg_atomic_uint64 *confirmed = &hwm->entries[i].confirmed;
+		uint64		old = pg_atomic_read_u64(confirmed);
+
+		while (old < (uint64) marks[i] &&
+			   !pg_atomic_compare_exchange_u64(confirmed, &old, (uint64) marks[i]))
+			;
+	}
+	ConditionVariableBroadcast(&hwm->confirmed_cv);
+}
+
+static void
+hwm_writer_detach(int code, Datum arg)
+{
+	hwm->writer_latch = NULL;
+}
+
+void
+hwm_writer_main(Datum arg)
+{
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	/* Confirm marks on flush, whatever the server's default. */
+	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
+
+	hwm->writer_latch = MyLatch;
+	before_shmem_exit(hwm_writer_detach, (Datum) 0);
+
+	for (;;)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		hwm_raise(NULL, -1);
+		if (hwm_sync_wanted())
+			hwm_confirm();
+	}
+}
+
+/* During preload. */
+void
+hwm_writer_register(void)
+{
+	BackgroundWorker worker = {0};
+
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 1;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "idgen");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "hwm_writer_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "idgen mark writer");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "idgen mark writer");
+	RegisterBackgroundWorker(&worker);
+}
