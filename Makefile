@@ -32,6 +32,8 @@ REGRESS_OPTS = --temp-instance=./tmp_check --temp-config=test/idgen.conf --encod
 	--load-extension=idgen
 ISOLATION = concurrent_next horizon_cursor
 ISOLATION_OPTS = --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf
+# t/*.pl: the core; IDGEN_TEST_EXTRA="integration long" (scripts/test's
+# default) adds the tests of real clients and other systems, and the slow ones.
 TAP_TESTS = 1
 
 # The version, as idgen.control gives it, for PG_MODULE_MAGIC_EXT.

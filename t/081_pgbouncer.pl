@@ -17,6 +17,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+require_test_extra('integration');
+
 my $pgbouncer = find_tool('pgbouncer');
 plan skip_all => 'pgbouncer is not installed (Debian package pgbouncer)' unless $pgbouncer;
 

@@ -14,6 +14,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+require_test_extra('integration');
+
 my $pkglibdir = `pg_config --pkglibdir`;
 chomp $pkglibdir;
 plan skip_all => "pglogical is not installed in the PostgreSQL under test ($pkglibdir; "

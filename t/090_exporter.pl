@@ -13,6 +13,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+require_test_extra('integration');
+
 my $exporter = '/usr/bin/prometheus-postgres-exporter';
 plan skip_all => "$exporter is missing (Debian package prometheus-postgres-exporter)"
   unless -x $exporter;

@@ -6,9 +6,30 @@ use strict;
 use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
+use Test::More ();
 
 our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo out_of_order
-	find_tool start_daemon stop_daemons);
+	find_tool start_daemon stop_daemons test_extra require_test_extra);
+
+# Whether IDGEN_TEST_EXTRA, a space-separated list of words as core's
+# PG_TEST_EXTRA, includes the word: "integration" for tests that drive
+# another system (clients, ORMs, Patroni, pgbouncer...), "long" for tests of
+# idgen alone that take long.  scripts/test sets both; "make installcheck"
+# alone runs the core tests.
+sub test_extra
+{
+	my ($word) = @_;
+	return scalar grep { $_ eq $word } split(/\s+/, $ENV{IDGEN_TEST_EXTRA} // '');
+}
+
+# Skips the whole file unless IDGEN_TEST_EXTRA includes the word.
+sub require_test_extra
+{
+	my ($word) = @_;
+	Test::More::plan(skip_all => "set IDGEN_TEST_EXTRA to include \"$word\" to run this test")
+	  unless test_extra($word);
+	return;
+}
 
 # idgen_node(name, extra postgresql.conf lines, init options...)
 sub idgen_node
