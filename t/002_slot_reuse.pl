@@ -28,8 +28,7 @@ my $second = $node->safe_psql('postgres', q(
 	SELECT (idgen_decode(max(id))).worker_id FROM ids WHERE backend = 'second';
 ));
 is($second, $first, 'the second backend reused the first one\'s worker id');
-is($node->safe_psql('postgres', 'SELECT count(DISTINCT id) FROM ids'), '200000',
-	'no ID repeated across the reuse');
+ids_unique($node, 'ids', 'no ID repeated across the reuse', count => 200000);
 is($node->safe_psql('postgres', q(
 	SELECT min(id) FILTER (WHERE backend = 'second') > max(id) FILTER (WHERE backend = 'first')
 	FROM ids)), 't', 'the new holder starts after the previous holder\'s newest ID');

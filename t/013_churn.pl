@@ -21,17 +21,9 @@ $node->safe_psql('postgres', q(
 
 # Any repeat violates the primary key, fails the transaction, and pgbench
 # reports it (and exits non-zero).
-$node->pgbench(
-	'--no-vacuum --connect --client=8 --jobs=2 --time=20',
-	0,
-	[qr{number of failed transactions: 0}],
-	[qr{^$}],
-	'8 clients reconnecting for every transaction for 20 s',
-	{
-		'013_churn' => q(
-			INSERT INTO ids SELECT idgen_next() FROM generate_series(1, 20);
-		)
-	});
+clients_ok($node, '8 clients reconnecting for every transaction for 20 s', q(
+	INSERT INTO ids SELECT idgen_next() FROM generate_series(1, 20);
+), clients => 8, jobs => 2, connect => 1, time => 20);
 
 my $counts = $node->safe_psql('postgres', q(
 	SELECT count(*) > 2000, count(DISTINCT (idgen_decode(id)).worker_id) > 1 FROM ids));

@@ -43,10 +43,7 @@ sub failover
 	my ($name, $settings, $while_away) = @_;
 	my $primary = idgen_node("${name}_primary", "idgen.node_id = 5\n",
 		allows_streaming => 1);
-	$primary->backup('base');
-	my $standby = PostgreSQL::Test::Cluster->new("${name}_standby");
-	$standby->init_from_backup($primary, 'base', has_streaming => 1);
-	$standby->start;
+	my $standby = node_from_backup($primary, "${name}_standby");
 	$primary->safe_psql('postgres', q(
 		ALTER SYSTEM SET synchronous_standby_names = '*';
 		SELECT pg_reload_conf();));

@@ -22,11 +22,7 @@ $primary->safe_psql('postgres', q(
 	CREATE PUBLICATION events_pub FOR TABLE events;
 	SELECT pg_create_physical_replication_slot('standby1');
 ));
-$primary->backup('base');
-my $standby = PostgreSQL::Test::Cluster->new('slots_standby');
-$standby->init_from_backup($primary, 'base', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "primary_slot_name = 'standby1'");
-$standby->start;
+my $standby = node_from_backup($primary, 'slots_standby', conf => "primary_slot_name = 'standby1'");
 
 my $sub = idgen_node('slots_sub', "idgen.node_id = 9\n");
 $sub->safe_psql('postgres', 'CREATE TABLE events (id bigint PRIMARY KEY, era int NOT NULL)');

@@ -142,10 +142,7 @@ $node->append_conf('postgresql.conf', 'idgen.node_bits = 4');
 $node->restart;
 
 # 5. A standby refuses.
-$node->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('horizon_standby');
-$standby->init_from_backup($node, 'b', has_streaming => 1);
-$standby->start;
+my $standby = node_from_backup($node, 'horizon_standby');
 my ($ret, $sout, $serr) = $standby->psql('postgres', 'SELECT idgen_horizon()');
 like($serr, qr/cannot compute the idgen horizon during recovery/, 'a standby refuses');
 like($serr, qr/HINT:  Call idgen_horizon\(\) on the primary/, 'and says where to call it');
