@@ -34,12 +34,11 @@ is($node->safe_psql('postgres', q(
 	FROM ids)), 't', 'the new holder starts after the previous holder\'s newest ID');
 
 # Many short-lived backends in a row, each reusing the same slot within
-# the same few milliseconds.
-for my $i (1 .. 50)
-{
-	$node->safe_psql('postgres',
-		"INSERT INTO ids SELECT 'churn', idgen_next() FROM generate_series(1, 100)");
-}
+# the same few milliseconds: one client connecting anew for each of 50
+# transactions.
+clients_ok($node, '50 backends in a row', q(
+	INSERT INTO ids SELECT 'churn', idgen_next() FROM generate_series(1, 100);
+), clients => 1, transactions => 50, connect => 1);
 is($node->safe_psql('postgres', q(
 	SELECT count(*), count(DISTINCT (idgen_decode(id)).worker_id) FROM ids WHERE backend = 'churn')),
 	'5000|1', '50 backends in a row through one slot, no repeat');

@@ -13,9 +13,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $primary = idgen_node('slots_primary', "idgen.node_id = 4\n", allows_streaming => 'logical');
 plan skip_all => 'synchronized_standby_slots needs PostgreSQL 17 or later'
-	if $primary->safe_psql('postgres', 'SHOW server_version_num') < 170000;
+	if PostgreSQL::Test::Cluster->new('slots_version')->pg_version < 17;
+
+my $primary = idgen_node('slots_primary', "idgen.node_id = 4\n", allows_streaming => 'logical');
 
 $primary->safe_psql('postgres', q(
 	CREATE TABLE events (id bigint PRIMARY KEY DEFAULT idgen_next(), era int NOT NULL);

@@ -1,4 +1,5 @@
-# Three servers with node ids 1, 2 and 3 insert at once into tables keyed by
+# (IDGEN_TEST_EXTRA=long: five servers.)  Three servers with node ids 1, 2
+# and 3 insert at once into tables keyed by
 # DEFAULT idgen_next(); PostgreSQL's logical replication carries every row
 # into one table with a primary key on a fourth server.  No row conflicts or
 # goes missing, and each row's node id names the server that made it.  A
@@ -12,6 +13,8 @@ use IdgenTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+require_test_extra('long');
 
 my @pubs;
 for my $n (1 .. 3)
