@@ -1,5 +1,7 @@
-# Shared by the TAP tests: a started node with idgen preloaded and the
-# extension created in database postgres.
+# Shared by the TAP tests: nodes with idgen preloaded, copies and standbys
+# from base backups, pgbench clients generating at once, the checks they
+# share (no ID repeated, each backend increasing), tools and daemons, and
+# which tests IDGEN_TEST_EXTRA asks for.
 package IdgenTest;
 
 use strict;
