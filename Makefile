@@ -46,6 +46,8 @@ REGRESS_OPTS = --inputdir=test --temp-instance=./tmp_check --temp-config=test/id
 	--encoding=UTF8 --load-extension=idgen
 ISOLATION = concurrent_next horizon_cursor
 ISOLATION_OPTS = --inputdir=test --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf
+# t/*.pl: the core; IDGEN_TEST_EXTRA="integration long" (scripts/test's
+# default) adds the tests of real clients and other systems, and the slow ones.
 TAP_TESTS = 1
 
 PG_CPPFLAGS += -DIDGEN_VERSION='"$(IDGEN_VERSION)"'

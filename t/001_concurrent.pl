@@ -15,22 +15,11 @@ $node->safe_psql('postgres', q(
 	CREATE UNLOGGED TABLE ids (client int, n int, id bigint);
 ));
 
-# pgbench connects every client before any runs, so the four inserts overlap.
-$node->pgbench(
-	'--no-vacuum --client=4 --jobs=4 --transactions=1',
-	0,
-	[qr{processed: 4/4}],
-	[qr{^$}],
-	'4 clients generate 250k IDs each',
-	{
-		'001_generate' => q(
-			INSERT INTO ids SELECT :client_id, n, idgen_next()
-			FROM generate_series(1, 250000) n;
-		)
-	});
+clients_ok($node, '4 clients generate 250k IDs each', q(
+	INSERT INTO ids SELECT :client_id, n, idgen_next() FROM generate_series(1, 250000) n;
+), clients => 4);
 
-is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM ids'),
-	'1000000|1000000', 'one million IDs, all distinct');
+ids_unique($node, 'ids', 'one million IDs, all distinct', count => 1000000);
 is(out_of_order($node, 'ids'), '0', 'each backend strictly increasing');
 is($node->safe_psql('postgres', q(
 	SELECT count(DISTINCT (idgen_decode(id)).worker_id),

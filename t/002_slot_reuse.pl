@@ -28,19 +28,17 @@ my $second = $node->safe_psql('postgres', q(
 	SELECT (idgen_decode(max(id))).worker_id FROM ids WHERE backend = 'second';
 ));
 is($second, $first, 'the second backend reused the first one\'s worker id');
-is($node->safe_psql('postgres', 'SELECT count(DISTINCT id) FROM ids'), '200000',
-	'no ID repeated across the reuse');
+ids_unique($node, 'ids', 'no ID repeated across the reuse', count => 200000);
 is($node->safe_psql('postgres', q(
 	SELECT min(id) FILTER (WHERE backend = 'second') > max(id) FILTER (WHERE backend = 'first')
 	FROM ids)), 't', 'the new holder starts after the previous holder\'s newest ID');
 
 # Many short-lived backends in a row, each reusing the same slot within
-# the same few milliseconds.
-for my $i (1 .. 50)
-{
-	$node->safe_psql('postgres',
-		"INSERT INTO ids SELECT 'churn', idgen_next() FROM generate_series(1, 100)");
-}
+# the same few milliseconds: one client connecting anew for each of 50
+# transactions.
+clients_ok($node, '50 backends in a row', q(
+	INSERT INTO ids SELECT 'churn', idgen_next() FROM generate_series(1, 100);
+), clients => 1, transactions => 50, connect => 1);
 is($node->safe_psql('postgres', q(
 	SELECT count(*), count(DISTINCT (idgen_decode(id)).worker_id) FROM ids WHERE backend = 'churn')),
 	'5000|1', '50 backends in a row through one slot, no repeat');

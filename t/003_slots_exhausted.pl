@@ -18,22 +18,12 @@ $node->safe_psql('postgres', q(
 	CREATE UNLOGGED TABLE ids (client int, n int, id bigint);
 ));
 
-$node->pgbench(
-	'--no-vacuum --client=8 --jobs=8 --transactions=1',
-	0,
-	[qr{processed: 8/8}],
-	[qr{^$}],
-	'8 clients, 4 slots',
-	{
-		'003_generate' => q(
-			SELECT pg_sleep(0.5);
-			INSERT INTO ids SELECT :client_id, n, idgen_next()
-			FROM generate_series(1, 50000) n;
-		)
-	});
+clients_ok($node, '8 clients, 4 slots', q(
+	SELECT pg_sleep(0.5);
+	INSERT INTO ids SELECT :client_id, n, idgen_next() FROM generate_series(1, 50000) n;
+), clients => 8);
 
-is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM ids'),
-	'400000|400000', 'every insert succeeded and no ID repeated');
+ids_unique($node, 'ids', 'every insert succeeded and no ID repeated', count => 400000);
 is(out_of_order($node, 'ids'), '0', 'each backend still strictly increasing');
 is($node->safe_psql('postgres', q(
 	SELECT count(DISTINCT (idgen_decode(id)).worker_id), max((idgen_decode(id)).worker_id),

@@ -18,13 +18,13 @@ $node->safe_psql('postgres', q(
 	CREATE TABLE ids (era int, id bigint PRIMARY KEY);
 ));
 
-# A burst borrows several hundred milliseconds ahead of the clock.
-sub burst
+# A burst borrows several hundred milliseconds ahead of the clock; table
+# ids keeps its first and last ID.
+sub borrow_ahead
 {
 	my ($era, $offset) = @_;
-	$node->safe_psql('postgres', qq(
-		SET idgen.clock_offset_ms = $offset;
-		INSERT INTO ids SELECT $era, idgen_next() FROM generate_series(1, 1500000)));
+	is(burst($node, 1500000, row => $era, before => "SET idgen.clock_offset_ms = $offset"), '0',
+		"era $era: a burst of 1.5M distinct IDs");
 }
 
 sub check_era
@@ -35,18 +35,18 @@ sub check_era
 		FROM ids)), 't', "$what: new IDs are above every earlier one");
 }
 
-burst(1, 0);
+borrow_ahead(1, 0);
 ok(-f $node->data_dir . '/idgen_hwm', 'the high-water mark file exists');
 
 # 1. SIGKILL a backend: the postmaster reinitialises shared memory.
 ok(crash_backend($node), 'the crash reinitialised shared memory');
-burst(2, -500);
+borrow_ahead(2, -500);
 check_era(2, 'after SIGKILL, clock 500 ms behind');
 
 # 2. Immediate shutdown and start.
 $node->stop('immediate');
 $node->start;
-burst(3, -500);
+borrow_ahead(3, -500);
 check_era(3, 'after immediate shutdown');
 
 # 3. Restart with the clock set back 5 s.
@@ -56,8 +56,7 @@ $node->start;
 $node->safe_psql('postgres',
 	'INSERT INTO ids SELECT 4, idgen_next() FROM generate_series(1, 100000)');
 check_era(4, 'after a restart with the clock 5 s behind');
-is($node->safe_psql('postgres', 'SELECT count(*) = count(DISTINCT id) FROM ids'), 't',
-	'no ID repeated in any era');
+ids_unique($node, 'ids', 'no ID repeated in any era');
 
 # 4. An unreadable mark file is refused rather than guessed at, and so is a
 # mark beyond any time a layout can hold (it would overflow).
@@ -108,14 +107,14 @@ like(slurp_file($node->logfile, $log_offset),
 	'a missing mark file is a warning at startup');
 like(slurp_file($node->logfile, $log_offset), qr/HINT:  After pg_upgrade or a file-level restore, stop the server and copy "idgen_hwm"/,
 	'the warning says what to do');
-burst(6, 0);
+borrow_ahead(6, 0);
 check_era(6, 'after the file went missing, with the clock right');
 
 # 6. An older copy put back after a crash: recovery replays the marks the
 # copy lacks, says so, and IDs stay above the earlier ones.
 $node->safe_psql('postgres', 'CHECKPOINT');
 my $old_copy = slurp_file($node->data_dir . '/idgen_hwm');
-burst(7, 0);
+borrow_ahead(7, 0);
 $node->stop('immediate');
 write_marks($old_copy);
 $log_offset = -s $node->logfile;
@@ -126,8 +125,7 @@ like(slurp_file($node->logfile, $log_offset),
 	qr/WARNING:  idgen high-water mark file "idgen_hwm" was behind the WAL/,
 	'an older copy of the file is reported during recovery');
 check_era(8, 'after an older copy of the file was put back');
-is($node->safe_psql('postgres', 'SELECT count(*) = count(DISTINCT id) FROM ids'), 't',
-	'no ID repeated in any era');
+ids_unique($node, 'ids', 'no ID repeated in any era');
 
 $node->stop;
 done_testing();

@@ -28,18 +28,10 @@ $node->safe_psql('postgres', q(
 my @layouts = qw(twitter sonyflake instagram redis-borrow decimal19 js53 tenths);
 for my $layout (@layouts)
 {
-	$node->pgbench(
-		'--no-vacuum --client=10 --jobs=10 --transactions=1',
-		0,
-		[qr{processed: 10/10}],
-		[qr{^$}],
-		"10 clients generate 2000 IDs each in $layout",
-		{
-			"014_$layout" => qq(
-				INSERT INTO ids SELECT '$layout', 1, :client_id, n, idgen_next('$layout')
-				FROM generate_series(1, 2000) n;
-			)
-		});
+	clients_ok($node, "10 clients generate 2000 IDs each in $layout", qq(
+		INSERT INTO ids SELECT '$layout', 1, :client_id, n, idgen_next('$layout')
+		FROM generate_series(1, 2000) n;
+	), clients => 10);
 	# Instagram's random shard sits above its sequence: unique, not ordered.
 	is($node->safe_psql('postgres', qq(
 		SELECT count(*), count(*) FILTER (WHERE id > prev OR layout = 'instagram')

@@ -13,20 +13,17 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $primary = idgen_node('slots_primary', "idgen.node_id = 4\n", allows_streaming => 'logical');
 plan skip_all => 'synchronized_standby_slots needs PostgreSQL 17 or later'
-	if $primary->safe_psql('postgres', 'SHOW server_version_num') < 170000;
+	if PostgreSQL::Test::Cluster->new('slots_version')->pg_version < 17;
+
+my $primary = idgen_node('slots_primary', "idgen.node_id = 4\n", allows_streaming => 'logical');
 
 $primary->safe_psql('postgres', q(
 	CREATE TABLE events (id bigint PRIMARY KEY DEFAULT idgen_next(), era int NOT NULL);
 	CREATE PUBLICATION events_pub FOR TABLE events;
 	SELECT pg_create_physical_replication_slot('standby1');
 ));
-$primary->backup('base');
-my $standby = PostgreSQL::Test::Cluster->new('slots_standby');
-$standby->init_from_backup($primary, 'base', has_streaming => 1);
-$standby->append_conf('postgresql.conf', "primary_slot_name = 'standby1'");
-$standby->start;
+my $standby = node_from_backup($primary, 'slots_standby', conf => "primary_slot_name = 'standby1'");
 
 my $sub = idgen_node('slots_sub', "idgen.node_id = 9\n");
 $sub->safe_psql('postgres', 'CREATE TABLE events (id bigint PRIMARY KEY, era int NOT NULL)');

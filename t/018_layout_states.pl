@@ -46,9 +46,8 @@ $_->quit for @sessions;
 
 for my $db (qw(e1 e2 e3))
 {
-	is($node->safe_psql($db, q(
-		SELECT count(*), count(*) - count(DISTINCT id) FROM ids WHERE layout = 'dup')),
-		'150000|0', "$db: dup's IDs are all distinct");
+	ids_unique($node, "ids WHERE layout = 'dup'", "$db: dup's IDs are all distinct",
+		count => 150000, dbname => $db);
 	is($node->safe_psql($db, qq(
 		SELECT count(*) FROM ids
 		WHERE (idgen_decode(id, layout)).ts NOT BETWEEN '$t0'::timestamptz - interval '2 s'

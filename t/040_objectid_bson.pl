@@ -2,10 +2,15 @@
 # text and in binary, and the process field of concurrent backends.
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+require_test_extra('integration');
 
 # Debian's python3-bson; the python3 first on PATH may be another one.
 my $python = '/usr/bin/python3';

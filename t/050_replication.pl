@@ -1,4 +1,5 @@
-# Three servers with node ids 1, 2 and 3 insert at once into tables keyed by
+# (IDGEN_TEST_EXTRA=long: five servers.)  Three servers with node ids 1, 2
+# and 3 insert at once into tables keyed by
 # DEFAULT idgen_next(); PostgreSQL's logical replication carries every row
 # into one table with a primary key on a fourth server.  No row conflicts or
 # goes missing, and each row's node id names the server that made it.  A
@@ -9,10 +10,11 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+require_test_extra('long');
 
 my @pubs;
 for my $n (1 .. 3)
@@ -30,11 +32,7 @@ for my $n (1 .. 3)
 # here: only the high-water mark that WAL carries keeps its IDs above node
 # 1's after promotion.  Its
 # postgresql.conf comes from the base backup, so it has node id 1 too.
-$pubs[0]->backup('base');
-my $standby = PostgreSQL::Test::Cluster->new('pub1_standby');
-$standby->init_from_backup($pubs[0], 'base', has_streaming => 1);
-$standby->append_conf('postgresql.conf', 'idgen.clock_offset_ms = -5000');
-$standby->start;
+my $standby = node_from_backup($pubs[0], 'pub1_standby', conf => 'idgen.clock_offset_ms = -5000');
 
 my $sub = idgen_node('sub', q(
 max_worker_processes = 16
@@ -54,33 +52,20 @@ $sub->wait_for_subscription_sync;
 
 # 4 clients on each server, 12 at once, 10,000 rows per server; the
 # subscriber applies while they insert.
-my $script = PostgreSQL::Test::Utils::tempdir() . '/insert.sql';
-PostgreSQL::Test::Utils::append_to_file($script,
-	"INSERT INTO events (payload) SELECT g FROM generate_series(1, 100) g;\n");
-my @runs;
-for my $pub (@pubs)
+my @runs = map {
+	start_clients($_, "INSERT INTO events (payload) SELECT g FROM generate_series(1, 100) g;\n",
+		clients => 4, transactions => 25)
+} @pubs;
+for my $i (0 .. 2)
 {
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[
-			'pgbench', '--no-vacuum', '--client=4', '--jobs=4', '--transactions=25',
-			"--file=$script", '--host=' . $pub->host, '--port=' . $pub->port, 'postgres'
-		],
-		'>', \$out, '2>', \$err);
-	push @runs, [ $pub, $h, \$out, \$err ];
-}
-for my $run (@runs)
-{
-	my ($pub, $h, $out, $err) = @$run;
-	$h->finish;
-	like($$out, qr{processed: 100/100}, $pub->name . ': 4 clients inserted 100 batches');
+	my ($ok, $out, $err) = finish_clients($runs[$i]);
+	like($out, qr{processed: 100/100}, $pubs[$i]->name . ': 4 clients inserted 100 batches');
 }
 
 $pubs[$_ - 1]->wait_for_catchup("sub$_") for 1 .. 3;
 $pubs[0]->wait_for_catchup($standby);
 
-is($sub->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM events'),
-	'30000|30000', 'all 30,000 rows arrived, all IDs distinct');
+ids_unique($sub, 'events', 'all 30,000 rows arrived, all IDs distinct', count => 30000);
 is($sub->safe_psql('postgres', q(
 	SELECT origin, count(*), min(node), max(node)
 	FROM (SELECT origin, (idgen_decode(id)).node_id AS node FROM events) s

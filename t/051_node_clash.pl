@@ -16,10 +16,7 @@ use Test::More;
 # postgresql.conf, node id included, and its system identifier.
 my $a = idgen_node('a', "idgen.node_id = 1\n", allows_streaming => 1);
 $a->safe_psql('postgres', 'CREATE EXTENSION dblink');
-$a->backup('clone');
-my $b = PostgreSQL::Test::Cluster->new('b');
-$b->init_from_backup($a, 'clone');
-$b->start;
+my $b = node_from_backup($a, 'b', streaming => 0);
 # c: an unrelated server with another node id and another epoch.
 my $c = idgen_node('c', "idgen.node_id = 2\n");
 set_auto_conf($c, "idgen.epoch = '2023-01-01'");

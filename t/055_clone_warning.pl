@@ -18,12 +18,9 @@ my ($ret, $out, $err);
 my $primary = idgen_node('primary', "idgen.node_id = 5\nrestart_after_crash = on\n",
 	allows_streaming => 1);
 $primary->safe_psql('postgres', 'SELECT idgen_next() FROM generate_series(1, 1000)');
-$primary->backup('base');
 
 # The clone: the source's postgresql.conf, node id 5 included.
-my $clone = PostgreSQL::Test::Cluster->new('clone');
-$clone->init_from_backup($primary, 'base');
-$clone->start;
+my $clone = node_from_backup($primary, 'clone', streaming => 0);
 ok($clone->log_contains('WARNING:  idgen: this server was started from a base backup as a primary with idgen.node_id 5'),
 	'the clone warns in the server log');
 ok($clone->log_contains('HINT:  Give this server an idgen.node_id of its own'),
@@ -38,19 +35,15 @@ ok(!$clone->log_contains($warning, $offset), 'the clone restarted does not warn 
 $clone->stop;
 
 # A clone with a node id of its own.
-my $renumbered = PostgreSQL::Test::Cluster->new('renumbered');
-$renumbered->init_from_backup($primary, 'base');
-$renumbered->append_conf('postgresql.conf', 'idgen.node_id = 6');
-$renumbered->start;
+my $renumbered = node_from_backup($primary, 'renumbered', backup => 'clone_base',
+	streaming => 0, conf => 'idgen.node_id = 6');
 ok(!$renumbered->log_contains("WARNING:  idgen: this server"), 'a clone with a new node id does not warn');
 ($ret, $out, $err) = $renumbered->psql('postgres', 'SELECT idgen_next()');
 unlike($err, $warning, 'nor does its first session');
 $renumbered->stop;
 
 # A standby, and the standby promoted.
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'base', has_streaming => 1);
-$standby->start;
+my $standby = node_from_backup($primary, 'standby', backup => 'clone_base');
 $primary->wait_for_catchup($standby);
 ok(!$standby->log_contains($warning), 'a standby does not warn');
 $primary->stop;

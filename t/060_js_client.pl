@@ -14,6 +14,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+require_test_extra('integration');
+
 my $js_dir = dirname($FindBin::RealBin) . "/test/js";
 my $script = "$js_dir/client.js";
 

@@ -15,6 +15,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+require_test_extra('integration');
+
 my $src = dirname($FindBin::RealBin) . "/test/java/IdgenBlocks.java";
 my $jar = '/usr/share/java/postgresql.jar';
 

@@ -15,6 +15,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+require_test_extra('integration');
+
 my $dir = dirname($FindBin::RealBin) . "/test/orm";
 
 # Debian's interpreters, where Debian's packages of the ORMs are installed

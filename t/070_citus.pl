@@ -15,6 +15,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+require_test_extra('integration');
+
 my $libdir = `pg_config --pkglibdir`;
 chomp $libdir;
 plan skip_all => "Citus is not installed in $libdir"

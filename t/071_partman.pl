@@ -13,6 +13,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+require_test_extra('integration');
+
 my $sharedir = `pg_config --sharedir`;
 chomp $sharedir;
 plan skip_all => "pg_partman is not installed (Debian: postgresql-15-partman)"

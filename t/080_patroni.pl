@@ -27,6 +27,8 @@ use JSON::PP;
 use POSIX ':sys_wait_h';
 use Time::HiRes qw(time sleep);
 
+require_test_extra('integration');
+
 my $patroni = find_tool('patroni');
 my $etcd = find_tool('etcd');
 plan skip_all => 'patroni and etcd are not installed (Debian packages patroni, etcd-server)'

@@ -12,10 +12,11 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+require_test_extra('integration');
 
 my $pgbouncer = find_tool('pgbouncer');
 plan skip_all => 'pgbouncer is not installed (Debian package pgbouncer)' unless $pgbouncer;
@@ -61,29 +62,23 @@ ok($up, 'pgbouncer accepts connections') or BAIL_OUT('pgbouncer did not start');
 # Each transaction inserts one row; every fifth a client takes a block of 10
 # and, in its next transaction, inserts the block's IDs as it would number
 # rows itself.
-my $script = "$dir/clients.sql";
-PostgreSQL::Test::Utils::append_to_file($script, q(
+my $script = q(
 INSERT INTO ids (kind, run) VALUES ('row', :run);
 \set r random(1, 5)
 \if :r = 1
 SELECT idgen_next_block(10) AS first \gset
 INSERT INTO ids (id, kind, run) SELECT :first + g, 'block', :run FROM generate_series(0, 9) g;
 \endif
-));
+);
 
-# $clients clients, each for $limit (pgbench's --time=5 or --transactions=N);
+# $clients clients, each for $limit (time => 5 or transactions => N);
 # returns pgbench's transactions per second.
-sub run_clients
+sub pgbench_run
 {
-	my ($run, $connstr, $clients, $limit) = @_;
+	my ($run, $connstr, $clients, %limit) = @_;
 	my $name = "$clients clients " . ($run == 1 ? 'via pgbouncer' : 'direct');
-	my ($out, $err) = ('', '');
-	my $ok = IPC::Run::run(
-		[
-			'pgbench', '--no-vacuum', "--client=$clients", '--jobs=2', $limit,
-			"--file=$script", '--define=run=' . $run, $connstr
-		],
-		'>', \$out, '2>', \$err);
+	my ($ok, $out, $err) = finish_clients(start_clients($node, $script, connstr => $connstr,
+		clients => $clients, jobs => 2, define => { run => $run }, %limit));
 	note($out);
 	ok($ok, "$name: pgbench ran") or diag($err);
 	like($out, qr/number of failed transactions: 0 /, "$name: no transaction failed");
@@ -91,7 +86,7 @@ sub run_clients
 	return $tps // 0;
 }
 
-my $pooled_tps = run_clients(1, $pooled, 300, '--time=5');
+my $pooled_tps = pgbench_run(1, $pooled, 300, time => 5);
 
 is($node->safe_psql('postgres', q(
 	SELECT count(*) > 1000, count(*) = count(DISTINCT id), count(DISTINCT pid) <= 20
@@ -126,16 +121,15 @@ is($node->safe_psql('postgres', q(
 # worker ids, so the shared worker id makes IDs; 300 backends take longer to
 # start than the pooled run lasts).
 my $direct = 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres user=postgres';
-my $direct20_tps = run_clients(2, $direct, 20, '--time=5');
+my $direct20_tps = pgbench_run(2, $direct, 20, time => 5);
 $node->stop;    # idgen_workers counts from the start of the server
 $node->start;
-my $direct100_tps = run_clients(3, $direct, 100, '--transactions=50');
+my $direct100_tps = pgbench_run(3, $direct, 100, transactions => 50);
 my $shared = $node->safe_psql('postgres',
 	'SELECT ids_issued FROM idgen_workers WHERE is_shared');
 cmp_ok($shared, '>', 0,
 	"control: 100 direct connections outnumber the worker ids, and the shared one made $shared IDs");
-is($node->safe_psql('postgres', 'SELECT count(*) = count(DISTINCT id) FROM ids'), 't',
-	'every ID of every run is distinct');
+ids_unique($node, 'ids', 'every ID of every run is distinct');
 note(sprintf('throughput (transactions/s): 300 clients via pgbouncer (20 server connections) %.0f, '
 	  . '20 direct clients %.0f, 100 direct clients %.0f', $pooled_tps, $direct20_tps, $direct100_tps));
 

@@ -9,10 +9,11 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+require_test_extra('integration');
 
 my $pkglibdir = `pg_config --pkglibdir`;
 chomp $pkglibdir;
@@ -75,33 +76,19 @@ for my $i (0, 1)
 # 4 clients on each node, 8 at once, 2,000 rows per node: 50 transactions
 # per client of 10 rows each.  Returns, per node, whether all 200
 # transactions were processed and the errors pgbench reported.
-my $dir = PostgreSQL::Test::Utils::tempdir();
 sub insert_on_both
 {
 	my ($table) = @_;
-	my $script = "$dir/$table.sql";
-	PostgreSQL::Test::Utils::append_to_file($script,
-		"INSERT INTO $table (origin, payload) SELECT :origin, g FROM generate_series(1, 10) g;\n");
-	my @runs;
-	for my $n (1, 2)
-	{
-		my $node = $nodes[ $n - 1 ];
-		my ($out, $err) = ('', '');
-		my $h = IPC::Run::start(
-			[
-				'pgbench', '--no-vacuum', '--client=4', '--jobs=2', '--transactions=50',
-				"--file=$script", "--define=origin=$n", '--host=' . $node->host,
-				'--port=' . $node->port, 'postgres'
-			],
-			'>', \$out, '2>', \$err);
-		push @runs, [ $h, \$out, \$err ];
-	}
+	my @runs = map {
+		start_clients($nodes[ $_ - 1 ],
+			"INSERT INTO $table (origin, payload) SELECT :origin, g FROM generate_series(1, 10) g;\n",
+			clients => 4, jobs => 2, transactions => 50, define => { origin => $_ })
+	} 1, 2;
 	my @result;
 	for my $run (@runs)
 	{
-		my ($h, $out, $err) = @$run;
-		$h->finish;
-		push @result, [ $$out =~ m{processed: 200/200} ? 1 : 0, $$err ];
+		my ($ok, $out, $err) = finish_clients($run);
+		push @result, [ $out =~ m{processed: 200/200} ? 1 : 0, $err ];
 	}
 
 	# Caught up: each node's pglogical slot has confirmed everything written.

@@ -13,6 +13,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+require_test_extra('integration');
+
 my $exporter = '/usr/bin/prometheus-postgres-exporter';
 plan skip_all => "$exporter is missing (Debian package prometheus-postgres-exporter)"
   unless -x $exporter;
@@ -80,18 +82,10 @@ is(metric('ids', 'idgen'), 1, 'one ID after the reset');
 # concurrent sessions publishing at once, in their worker ids and in a
 # layout's shared state
 $node->safe_psql('postgres', 'SELECT idgen_stats_reset()');
-$node->pgbench(
-	'--no-vacuum --client=6 --jobs=6 --transactions=300',
-	0,
-	[qr{processed: 1800/1800}],
-	[qr{^$}],
-	'6 clients generating',
-	{
-		'090_generate' => q(
-			SELECT count(idgen_next()) FROM generate_series(1, 3);
-			SELECT idgen_next('instagram');
-		)
-	});
+clients_ok($node, '6 clients generating', q(
+	SELECT count(idgen_next()) FROM generate_series(1, 3);
+	SELECT idgen_next('instagram');
+), clients => 6, transactions => 300);
 is(metric('ids', 'idgen'), 5400, 'concurrent sessions: every ID of the default layout counted');
 is(metric('ids', 'instagram'), 1800, '... and of a shared state');
 

@@ -1,14 +1,40 @@
-# Shared by the TAP tests: a started node with idgen preloaded and the
-# extension created in database postgres.
+# Shared by the TAP tests: nodes with idgen preloaded, copies and standbys
+# from base backups, pgbench clients generating at once, the checks they
+# share (no ID repeated, each backend increasing), tools and daemons, and
+# which tests IDGEN_TEST_EXTRA asks for.
 package IdgenTest;
 
 use strict;
 use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
+use Test::More ();
+use IPC::Run;
+use PostgreSQL::Test::Utils ();
 
 our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo out_of_order
-	find_tool start_daemon stop_daemons);
+	find_tool start_daemon stop_daemons test_extra require_test_extra node_from_backup
+	start_clients finish_clients clients_ok ids_unique burst);
+
+# Whether IDGEN_TEST_EXTRA, a space-separated list of words as core's
+# PG_TEST_EXTRA, includes the word: "integration" for tests that drive
+# another system (clients, ORMs, Patroni, pgbouncer...), "long" for tests of
+# idgen alone that take long.  scripts/test sets both; "make installcheck"
+# alone runs the core tests.
+sub test_extra
+{
+	my ($word) = @_;
+	return scalar grep { $_ eq $word } split(/\s+/, $ENV{IDGEN_TEST_EXTRA} // '');
+}
+
+# Skips the whole file unless IDGEN_TEST_EXTRA includes the word.
+sub require_test_extra
+{
+	my ($word) = @_;
+	Test::More::plan(skip_all => "set IDGEN_TEST_EXTRA to include \"$word\" to run this test")
+	  unless test_extra($word);
+	return;
+}
 
 # idgen_node(name, extra postgresql.conf lines, init options...)
 sub idgen_node
@@ -33,6 +59,122 @@ sub out_of_order
 		SELECT count(*) FROM (
 			SELECT id, lag(id) OVER (PARTITION BY client ORDER BY n) AS prev FROM $table) s
 		WHERE id <= prev));
+}
+
+# ids_unique(node, from, name, count => N or at_least => N, column => 'id',
+# dbname => 'postgres'): passes when no value of the column repeats in
+# $from (a table, or a table and a WHERE clause) and there are count rows,
+# or at least at_least; returns the number of rows.
+sub ids_unique
+{
+	my ($node, $from, $name, %opt) = @_;
+	my $column = $opt{column} // 'id';
+	my ($rows, $repeats) = split /\|/, $node->safe_psql($opt{dbname} // 'postgres',
+		"SELECT count(*), count(*) - count(DISTINCT $column) FROM $from");
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	if (defined $opt{count})
+	{
+		Test::More::is("$rows rows, $repeats repeated", "$opt{count} rows, 0 repeated", $name);
+	}
+	else
+	{
+		Test::More::ok($repeats == 0 && $rows >= ($opt{at_least} // 1), $name)
+		  or Test::More::diag("$rows rows, $repeats repeated");
+	}
+	return $rows;
+}
+
+# burst(node, n, row => "1", layout => name, before => SQL): one statement
+# generates n IDs, in the layout given or the default, after the SQL given
+# (a SET); table ids keeps the first and the last, each after the columns
+# in row (an era): all that later eras are compared with, for storing
+# millions of rows is slow.  Returns how many of the n IDs repeated.
+sub burst
+{
+	my ($node, $n, %opt) = @_;
+	my $layout = defined $opt{layout} ? "'$opt{layout}'" : '';
+	return $node->safe_psql('postgres', ($opt{before} // '') . qq(;
+		WITH b AS MATERIALIZED (SELECT idgen_next($layout) AS id FROM generate_series(1, $n)),
+		     s AS (SELECT min(id) AS lo, max(id) AS hi, count(*) - count(DISTINCT id) AS repeats FROM b),
+		     i AS (INSERT INTO ids SELECT $opt{row}, unnest(ARRAY[lo, hi]) FROM s)
+		SELECT repeats FROM s));
+}
+
+# node_from_backup(primary, name, conf => lines, backup => name,
+# streaming => 0, start => 0): a new node from a base backup of $primary,
+# a streaming standby unless streaming => 0 (then a copy that starts as a
+# primary), started unless start => 0.  The backup is taken now, named
+# after the node, unless backup names one taken earlier.
+sub node_from_backup
+{
+	my ($primary, $name, %opt) = @_;
+	my $backup = $opt{backup};
+	unless (defined $backup)
+	{
+		$backup = "${name}_base";
+		$primary->backup($backup);
+	}
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init_from_backup($primary, $backup, has_streaming => $opt{streaming} // 1);
+	$node->append_conf('postgresql.conf', $opt{conf}) if defined $opt{conf};
+	$node->start unless defined $opt{start} && !$opt{start};
+	return $node;
+}
+
+# start_clients(node, sql, clients => 4, jobs => clients,
+# transactions => 1 or time => seconds, connect => 1, define => {name =>
+# value}, connstr => conninfo): pgbench runs the script $sql on $node (or
+# through connstr) in the background, each client in a connection of its
+# own (all connected before any runs, so they overlap); :client_id numbers
+# them.  Returns a handle for finish_clients.
+sub start_clients
+{
+	my ($node, $sql, %opt) = @_;
+	my $clients = $opt{clients} // 4;
+	my $dir = PostgreSQL::Test::Utils::tempdir();
+	PostgreSQL::Test::Utils::append_to_file("$dir/script.sql", $sql);
+	my @cmd = ('pgbench', '--no-vacuum', "--client=$clients",
+		'--jobs=' . ($opt{jobs} // $clients), "--file=$dir/script.sql");
+	push @cmd, defined $opt{time} ? "--time=$opt{time}" : '--transactions=' . ($opt{transactions} // 1);
+	push @cmd, '--connect' if $opt{connect};
+	push @cmd, "--define=$_=$opt{define}{$_}" for sort keys %{ $opt{define} // {} };
+	push @cmd, $opt{connstr} // ('--host=' . $node->host, '--port=' . $node->port, 'postgres');
+	my $run = { clients => $clients, transactions => $opt{time} ? undef : $opt{transactions} // 1,
+		out => '', err => '' };
+	$run->{h} = IPC::Run::start(\@cmd, '>', \$run->{out}, '2>', \$run->{err});
+	return $run;
+}
+
+# Waits for a start_clients run; returns (whether pgbench succeeded, its
+# output, its errors).
+sub finish_clients
+{
+	my ($run) = @_;
+	my $ok = $run->{h}->finish;
+	return ($ok, $run->{out}, $run->{err});
+}
+
+# clients_ok(node, name, sql, options as start_clients): runs the clients
+# to the end and passes when pgbench succeeded, processed every transaction
+# (none failed, when timed) and printed no error; returns its output.
+sub clients_ok
+{
+	my ($node, $name, $sql, %opt) = @_;
+	my $run = start_clients($node, $sql, %opt);
+	my ($ok, $out, $err) = finish_clients($run);
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	Test::More::ok($ok, "$name: pgbench succeeded");
+	if (defined $run->{transactions})
+	{
+		my $n = $run->{clients} * $run->{transactions};
+		Test::More::like($out, qr{processed: $n/$n}, "$name: all $n transactions processed");
+	}
+	else
+	{
+		Test::More::like($out, qr{number of failed transactions: 0 }, "$name: no transaction failed");
+	}
+	Test::More::is($err, '', "$name: no error");
+	return $out;
 }
 
 # A node's conninfo without quotes, to embed in SQL literals.
