@@ -62,6 +62,11 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# TAP tests mostly wait for servers and clocks: IDGEN_TAP_JOBS of them run at
+# once.  scripts/test runs the integration tests with 1: they time failovers.
+IDGEN_TAP_JOBS ?= 4
+PG_PROVE_FLAGS += -j$(IDGEN_TAP_JOBS)
+
 # PGXS tracks no header dependencies unless the server was configured with
 # --enable-depend; rebuild everything when a header changes.
 $(OBJS): $(wildcard src/*.h)
