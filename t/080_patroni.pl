@@ -444,7 +444,8 @@ sub scenario
 	# within idgen.max_clock_regression_ms.
 	start_member('m1', '', $sync, $own_node_ids);
 	my $first = wait_for('m1 leads', 60, sub { leader() });
-	ok($first, "$name: Patroni bootstrapped a leader ($first)") or BAIL_OUT('no leader');
+	ok($first, "$name: Patroni bootstrapped a leader ($first)")
+	  or give_up("$name: no Patroni member became leader within 60 s", "$dir/m1.log", "$dir/etcd.log");
 	psql_on($first, 'CREATE EXTENSION idgen; CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT idgen_next())');
 	start_member($_, "    idgen.clock_offset_ms: -15000", $sync, $own_node_ids) for qw(m2 m3);
 	my $sync_standbys = $sync eq 'true' ? 1 : 0;

@@ -57,7 +57,8 @@ for (1 .. 100)
 	if ($ret == 0) { $up = 1; last; }
 	select(undef, undef, undef, 0.1);
 }
-ok($up, 'pgbouncer accepts connections') or BAIL_OUT('pgbouncer did not start');
+ok($up, 'pgbouncer accepts connections')
+  or give_up('pgbouncer did not accept connections within 10 s', "$dir/pgbouncer.out", "$dir/pgbouncer.log");
 
 # Each transaction inserts one row; every fifth a client takes a block of 10
 # and, in its next transaction, inserts the block's IDs as it would number

@@ -70,7 +70,8 @@ for my $i (0, 1)
 	my $name = 'from_' . $nodes[ 1 - $i ]->name;
 	$nodes[$i]->poll_query_until('postgres', qq(
 		SELECT status = 'replicating' FROM pglogical.show_subscription_status('$name')))
-	  or BAIL_OUT("pglogical subscription $name did not start");
+	  or give_up("pglogical subscription $name did not reach 'replicating'",
+		map { $_->logfile } @nodes);
 }
 
 # 4 clients on each node, 8 at once, 2,000 rows per node: 50 transactions

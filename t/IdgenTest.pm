@@ -13,7 +13,7 @@ use IPC::Run;
 use PostgreSQL::Test::Utils ();
 
 our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo out_of_order
-	find_tool start_daemon stop_daemons test_extra require_test_extra node_from_backup
+	find_tool start_daemon stop_daemons give_up test_extra require_test_extra node_from_backup
 	start_clients finish_clients clients_ok ids_unique burst);
 
 # Whether IDGEN_TEST_EXTRA, a space-separated list of words as core's
@@ -223,6 +223,25 @@ sub find_tool
 		return "$dir/$name" if $dir ne '' && -x "$dir/$name";
 	}
 	return undef;
+}
+
+# Ends this test file, failed, when a system it drives did not start:
+# says what did not start and shows the last lines of each log named, then
+# stops here, so that the file fails with a diagnosis and prove goes on with
+# the other files (BAIL_OUT would stop them all and hide their results).
+sub give_up
+{
+	my ($what, @logs) = @_;
+	Test::More::fail($what);
+	for my $log (@logs)
+	{
+		my @lines = -f $log ? split(/\n/, PostgreSQL::Test::Utils::slurp_file($log)) : ();
+		splice(@lines, 0, @lines - 30) if @lines > 30;
+		Test::More::diag(-f $log ? "last lines of $log:" : "$log: no such file");
+		Test::More::diag("  $_") for @lines;
+	}
+	Test::More::done_testing();
+	exit 1;
 }
 
 # Daemons started by start_daemon, killed by stop_daemons and, whatever
