@@ -57,6 +57,8 @@ def parse_args():
                    help="a fixed seed then a random one, %.1f minutes each" % 1.5)
     p.add_argument("--replay", metavar="FILE", help="run the ops saved by a failing run")
     p.add_argument("--verbose", action="store_true", help="print every op")
+    p.add_argument("--self-test", action="store_true",
+                   help="test the checker itself (the shrinker), with no server")
     return p.parse_args()
 
 
@@ -141,7 +143,7 @@ def coarse(ops, reproduces, deadline):
     keep = servers(last[0])
     for op in reversed(head):       # and the servers they were copied from
         if op.get("s") in keep or op.get("new") in keep:
-            keep.add(op["c"])
+            keep |= servers(op)     # a promote names only its standby ("s")
     cuts = [lambda op: not servers(op) <= keep]
     cuts += [lambda op, k=k: op["op"] == k
              for k in ("burst", "reload", "restart", "ext_recreate", "ext_update", "standby",
@@ -238,8 +240,17 @@ def replay(pg, path, args):
         shutil.rmtree(root, ignore_errors=True)
 
 
+def self_test():
+    import unittest
+    import selftest
+    result = unittest.main(module=selftest, argv=["selftest", "-v"], exit=False).result
+    return 0 if result.wasSuccessful() else 1
+
+
 def main():
     args = parse_args()
+    if args.self_test:
+        return self_test()
     pg = Pg(args.pg_config)
     if args.replay:
         return 0 if replay(pg, args.replay, args) else 1

@@ -19,6 +19,7 @@ CHILD_EXIT = re.compile(
     r'(server process|background worker "[^"]*"|[a-z ]+ process) \(PID (\d+)\) '
     r'(was terminated by signal (\d+)|exited with exit code (\d+))')
 PANIC = re.compile(r"\bPANIC:  (.*)")
+READY = re.compile(r"database system is ready to accept connections")
 
 BASE_CONF = """
 shared_preload_libraries = 'idgen'
@@ -76,6 +77,7 @@ class Cluster:
         self.log = os.path.join(self.dir, "server.log")
         self.log_offset = 0
         self.killed_pids = set()
+        self.killed_backend = None  # (pid, log offset) of a SIGKILL not yet waited out
         self.settings = {}
         self.running = False
 
@@ -164,14 +166,42 @@ class Cluster:
 
     def kill_backend(self, pid):
         self.killed_pids.add(pid)
+        self.killed_backend = (pid, self.log_size())
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
-            pass
+            self.killed_backend = None
+
+    def log_size(self):
+        try:
+            return os.path.getsize(self.log)
+        except OSError:
+            return 0
+
+    def wait_log(self, offset, pattern, deadline):
+        """The first match of pattern in the log past offset, waiting until
+        the deadline; None if it never came."""
+        while True:
+            with open(self.log, "rb") as f:
+                f.seek(offset)
+                m = pattern.search(f.read().decode("utf-8", "replace"))
+            if m or time.time() > deadline:
+                return m
+            time.sleep(0.05)
 
     def wait_ready(self, timeout=120):
-        """After a crash the postmaster reinitialises; wait until it serves."""
+        """After a backend's SIGKILL the postmaster, once it notices, ends
+        every backend and reinitialises: wait until it has noticed and serves
+        again.  A connection that merely succeeds may come before it noticed,
+        and the next one then finds it in recovery."""
         deadline = time.time() + timeout
+        if self.killed_backend:
+            pid, offset = self.killed_backend
+            self.killed_backend = None
+            died = self.wait_log(offset, re.compile(
+                r"\(PID %d\) (was terminated by signal|exited with exit code)" % pid), deadline)
+            if died and "signal" in died.group(1):
+                self.wait_log(offset + died.end(), READY, deadline)
         while True:
             try:
                 conn = self.connect("postgres")
