@@ -193,20 +193,23 @@ class Cluster:
         """After a backend's SIGKILL the postmaster, once it notices, ends
         every backend and reinitialises: wait until it has noticed and serves
         again.  A connection that merely succeeds may come before it noticed,
-        and the next one then finds it in recovery."""
+        and the next one then finds it in recovery.  Returns whether the
+        server reinitialised (the backend may have exited before the kill)."""
         deadline = time.time() + timeout
+        restarted = False
         if self.killed_backend:
             pid, offset = self.killed_backend
             self.killed_backend = None
             died = self.wait_log(offset, re.compile(
                 r"\(PID %d\) (was terminated by signal|exited with exit code)" % pid), deadline)
             if died and "signal" in died.group(1):
+                restarted = True
                 self.wait_log(offset + died.end(), READY, deadline)
         while True:
             try:
                 conn = self.connect("postgres")
                 conn.close()
-                return
+                return restarted
             except psycopg2.OperationalError:
                 if time.time() > deadline:
                     raise

@@ -28,8 +28,10 @@ OFFSETS = [0, 0, 0, -300, -1500, -4000, -8000, -40000, 2000, 9000]
 WEIGHTS = {
     "burst": 40, "define": 10, "redefine": 9, "drop": 3, "clock": 9, "restart": 6,
     "createdb": 2, "dropdb": 1, "ext_recreate": 2, "ext_update": 3,
-    "standby": 2, "promote": 2, "dump_restore": 1.5, "retire": 1,
+    "standby": 2, "promote": 2, "dump_restore": 1.5, "retire": 1, "outbox": 5, "failover": 1.5,
 }
+# A standby's clock: often right, sometimes behind its primary's.
+STANDBY_OFFSETS = [0, 0, 0, -1500, -4000]
 
 
 def describe(op):
@@ -221,7 +223,58 @@ class Model:
         if not sync and node is None:
             return None
         return {"op": "standby", "c": self.r.choice(self.primaries()), "s": self.new_name("S"),
-                "sync": sync, "node_id": node}
+                "sync": sync, "node_id": node, "offset": self.r.choice(STANDBY_OFFSETS)}
+
+    def choose_failover(self):
+        """A synchronous standby promoted after its primary ran with its
+        clock ahead: the standby must resume above the primary's IDs and
+        its horizon, its own clock being behind them."""
+        prim = [c for c in self.primaries() if not self.clusters[c]["standby"]]
+        if self.standbys() or len(self.clusters) >= MAX_CLUSTERS or not prim:
+            return None
+        p = self.r.choice(prim)
+        s = self.new_name("S")
+        standby = {"op": "standby", "c": p, "s": s, "sync": True, "node_id": None,
+                   "offset": self.r.choice(STANDBY_OFFSETS)}
+        ahead = dict(self.clusters[p]["set"], synchronous_standby_names=s,
+                     clock_offset_ms=self.r.choice([1500, 3000, 4000]))
+        ops = [{"op": "reload", "c": p, "set": ahead}, self.burst_on(p, p), self.choose_outbox(p),
+               {"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
+               self.choose_outbox(p, s)]
+        self.queue += [op for op in ops if op]
+        return standby
+
+    def burst_on(self, model, c):
+        """A burst on server c, with model's databases and layouts, idgen's
+        own layout first."""
+        dbs = self.dbs(model, "1.3") or self.dbs(model)
+        if not dbs:
+            return None
+        clients = []
+        for _ in range(self.clients):
+            db = self.r.choice(dbs)
+            calls = [["next", None, 1, 3000]] + [self.choose_call(model, db, None)
+                                                 for _ in range(self.r.randint(1, 3))]
+            clients.append({"c": c, "db": db, "calls": calls})
+        return {"op": "burst", "clients": clients, "kill": None}
+
+    def choose_outbox(self, model=None, c=None):
+        """Writers of an outbox table in transactions that hold their IDs
+        a while, and a poller following docs/outbox.md."""
+        if model is None:
+            model, db = self.pick_db()
+            if model is None:
+                return None
+        else:
+            dbs = self.dbs(model, "1.3")
+            if not dbs:
+                return None
+            db = self.r.choice(dbs)
+        writers = [[[self.r.choice([1, 1, 2, 5]), self.r.choice([0, 0, 30, 100, 300]),
+                     "COMMIT" if self.r.random() < 0.8 else "ROLLBACK"]
+                    for _ in range(self.r.randint(1, 4))]
+                   for _ in range(self.r.randint(2, 4))]
+        return {"op": "outbox", "c": c or model, "db": db, "writers": writers}
 
     def choose_promote(self):
         if not self.standbys():
@@ -348,7 +401,8 @@ class Model:
     def apply_standby(self, op):
         p = self.clusters[op["c"]]
         node = p["set"]["node_id"] if op["sync"] else op["node_id"]
-        self.clusters[op["s"]] = {"set": dict(p["set"], node_id=node, clock_offset_ms=0),
+        self.clusters[op["s"]] = {"set": dict(p["set"], node_id=node,
+                                              clock_offset_ms=op.get("offset", 0)),
                                   "role": "standby", "dbs": p["dbs"], "standby": None,
                                   "nodes": set(p["nodes"]) if op["sync"] else {node},
                                   "sync": op["sync"], "primary": op["c"]}
@@ -380,3 +434,5 @@ class Model:
 
     def apply_burst(self, op):
         pass
+
+    apply_outbox = apply_burst
