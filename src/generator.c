@@ -454,7 +454,21 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 	bool		was_dedicated = lg->dedicated && lg->claim == me.claims;
 
 	/* Count the old plan's IDs before its state may be started over. */
-	stats_track(plan->stats, NULL);
+	stats_untrack(plan->stats, &lg->gen);
+	lg->claim = me.claims;
+	lg->catalog = catalog_generation();
+	if (layout == layout_default())
+	{
+		/*
+		 * The default layout by name generates in the default target
+		 * (generator_prepare): a second state of one definition would start
+		 * apart from it, and take its counts.
+		 */
+		memset(t, 0, sizeof(*t));
+		plan->layout = layout;
+		lg->dedicated = false;
+		return;
+	}
 	generator_plan(t, layout, &workers);
 	/* The definition may have changed: look its shared state up again. */
 	lg->shared = (LayoutStateRef) LAYOUT_STATE_REF_INIT;
@@ -473,8 +487,6 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 			step_skip_past(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms);
 		stats_track(plan->stats, &lg->gen);
 	}
-	lg->claim = me.claims;
-	lg->catalog = catalog_generation();
 }
 
 /* The layout a call site named last, so that repeated calls skip the lookup. */

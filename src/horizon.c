@@ -387,6 +387,14 @@ horizon_enter(int64 now)
 	pg_memory_barrier();
 	floor = (int64) pg_atomic_read_u64(&hz->floor);
 	horizon_xact_ms = Max(now, floor);
+	/*
+	 * Publish Q, not P, once known: a horizon that reads P is merely lower.
+	 * After a restart the floor is the mark, above every horizon returned
+	 * before, while a clock set back gives P below them: a horizon taken
+	 * from P would go backwards and a poller would read rows twice.
+	 */
+	if (horizon_xact_ms > now)
+		pg_atomic_write_u64(my_oldest, (uint64) horizon_xact_ms);
 	return horizon_xact_ms;
 }
 
@@ -466,12 +474,50 @@ horizon_id(const IdgenLayout *layout, int64 ms)
 	return layout_pack(layout, &fields);
 }
 
+/*
+ * Makes ms, a horizon about to be returned for layout, lie below the mark a
+ * promoted standby would start the layout after: the mark the synchronous
+ * standbys confirmed, else the local durable one.  When the horizon has
+ * passed it (an idle server whose clock moved on), the mark is raised and
+ * confirmed first, as a new tick's would be.  Otherwise a standby promoted
+ * with its clock behind starts IDs below a horizon already returned, and
+ * pollers skip them.  A server that cannot generate makes no IDs to order.
+ */
+static void
+horizon_cover_by_mark(const IdgenLayout *layout, int64 ms)
+{
+	static HwmEntry *default_entry = NULL;
+	HwmEntry   *e;
+
+	if (!settings_all_valid())
+		return;
+	if (layout != layout_default())
+		e = hwm_attach(layout);
+	else
+	{
+		if (default_entry == NULL)
+			default_entry = hwm_attach(layout);
+		e = default_entry;
+	}
+	while (!hwm_reserve(e, ms))
+		hwm_wait_confirmed(e, ms);
+}
+
+static int64
+horizon_of(const IdgenLayout *layout)
+{
+	int64		ms = horizon_compute();
+
+	horizon_cover_by_mark(layout, ms);
+	return horizon_id(layout, ms);
+}
+
 Datum
 idgen_horizon(PG_FUNCTION_ARGS)
 {
 	registry_require();
 	settings_require_layout();
-	PG_RETURN_INT64(horizon_id(layout_default(), horizon_compute()));
+	PG_RETURN_INT64(horizon_of(layout_default()));
 }
 
 Datum
@@ -483,5 +529,5 @@ idgen_horizon_layout(PG_FUNCTION_ARGS)
 	layout = catalog_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	if (layout == layout_default())
 		settings_require_layout();
-	PG_RETURN_INT64(horizon_id(layout, horizon_compute()));
+	PG_RETURN_INT64(horizon_of(layout));
 }

@@ -238,3 +238,10 @@ settings_require_all(void)
 		report_bad_setting();
 }
 
+/* Whether this server can generate, as far as its settings go. */
+bool
+settings_all_valid(void)
+{
+	return bad_setting == NULL;
+}
+

@@ -307,8 +307,8 @@ stats_pending(StatsLocal *l)
 }
 
 /*
- * Makes own the state whose issued IDs count for l from now on (NULL: none),
- * after counting the previous one's.
+ * Makes own the state whose issued IDs count for l from now on, after
+ * counting the previous one's.
  */
 void
 stats_track(StatsLocal *l, GenState *own)
@@ -317,7 +317,21 @@ stats_track(StatsLocal *l, GenState *own)
 		return;
 	stats_collect(l);
 	l->own = own;
-	l->own_base = own ? own->issued : 0;
+	l->own_base = own->issued;
+}
+
+/*
+ * own no longer counts for l, after its IDs so far are counted; a no-op when
+ * l counts another state, so that only the state tracked can give l up.
+ */
+void
+stats_untrack(StatsLocal *l, GenState *own)
+{
+	if (l == NULL || l->own != own)
+		return;
+	stats_collect(l);
+	l->own = NULL;
+	l->own_base = 0;
 }
 
 #define STATS_COLS 12

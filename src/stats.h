@@ -39,5 +39,6 @@ extern void stats_shmem_startup(void);
 extern StatsLocal *stats_local(const IdgenLayout *layout, HwmEntry *hwm);
 extern StatsCounters *stats_pending(StatsLocal *local);
 extern void stats_track(StatsLocal *local, struct GenState *own);
+extern void stats_untrack(StatsLocal *local, struct GenState *own);
 
 #endif							/* IDGEN_STATS_H */

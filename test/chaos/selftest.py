@@ -1,16 +1,20 @@
 #!/usr/bin/python3
 """Tests of the checker itself (scripts/chaos --self-test): the shrinker on
-the op lists a run records, with a stand-in for replaying them.  They need
+the op lists a run records, with a stand-in for replaying them, and the wait
+after a backend's SIGKILL, with a server log written by the test.  They need
 no server."""
 
 import os
 import sys
+import tempfile
+import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from chaos import coarse, ddmin   # noqa: E402
+from cluster import Cluster        # noqa: E402
 
 
 def burst(c, n):
@@ -57,6 +61,47 @@ class Shrinker(unittest.TestCase):
     def test_ddmin_finds_the_failing_ops(self):
         small = ddmin(RUN, fails_with(0, 6, 8), time.time() + 60)
         self.assertEqual(small, [RUN[0], RUN[6], RUN[8]])
+
+
+class WaitAfterKill(unittest.TestCase):
+    """A connection can succeed before the postmaster has noticed a backend's
+    SIGKILL; the next burst then meets a server in recovery.  wait_ready must
+    wait for the postmaster to notice and to serve again."""
+
+    def test_waits_for_the_reinitialisation(self):
+        with tempfile.TemporaryDirectory() as root:
+            cl = Cluster(None, root, "A")
+            cl.connect = lambda db, timeout_ms=30000: type("Conn", (), {"close": lambda self: None})()
+            with open(cl.log, "w") as f:
+                f.write("LOG:  database system is ready to accept connections\n")
+            cl.killed_backend = (4242, os.path.getsize(cl.log))   # as kill_backend leaves it
+
+            def postmaster():
+                time.sleep(0.3)
+                with open(cl.log, "a") as f:
+                    f.write("LOG:  server process (PID 4242) was terminated by signal 9: Killed\n"
+                            "LOG:  all server processes terminated; reinitializing\n")
+                time.sleep(0.3)
+                with open(cl.log, "a") as f:
+                    f.write("LOG:  database system is ready to accept connections\n")
+            writer = threading.Thread(target=postmaster)
+            writer.start()
+            started = time.time()
+            cl.wait_ready(timeout=10)
+            waited = time.time() - started
+            writer.join()
+            self.assertGreaterEqual(waited, 0.55)
+
+    def test_a_backend_that_exited_needs_no_wait(self):
+        with tempfile.TemporaryDirectory() as root:
+            cl = Cluster(None, root, "A")
+            cl.connect = lambda db, timeout_ms=30000: type("Conn", (), {"close": lambda self: None})()
+            with open(cl.log, "w") as f:
+                f.write("LOG:  server process (PID 4242) exited with exit code 1\n")
+            cl.killed_backend = (4242, 0)
+            started = time.time()
+            cl.wait_ready(timeout=10)
+            self.assertLess(time.time() - started, 1)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,17 @@ SELECT idgen_stats_reset();
 SELECT layout, ids, shared_ids, clock_waits, clock_regressions
 FROM idgen_stats WHERE layout IN ('idgen', 'twitter', 'instagram') ORDER BY layout;
 
+-- the default layout called by name is the same definition, counted with
+-- the default's calls: every ID of every generating function, once
+SELECT idgen_stats_reset();
+SELECT count(idgen_next()) FROM generate_series(1, 1000);
+SELECT idgen_next('idgen') > 0 AS named;
+SELECT count(idgen_next()) FROM generate_series(1, 100);
+SELECT count(*) FROM idgen_next_batch(50);
+SELECT count(*) FROM idgen_next_batch(20, 'idgen');
+SELECT idgen_next_block(10) > 0 AS block, idgen_next_block(5, 'idgen') > 0 AS named_block;
+SELECT ids FROM idgen_stats WHERE layout = 'idgen';
+
 -- PUBLIC reads the counts but cannot reset them
 CREATE ROLE idgen_stats_reader;
 SET ROLE idgen_stats_reader;
