@@ -47,6 +47,7 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seed", type=int, help="seed of the ops (default: random)")
+    p.add_argument("--seeds", help="several seeds, comma-separated, --minutes each")
     p.add_argument("--minutes", type=float, default=5, help="run time, shrinking not included")
     p.add_argument("--clients", type=int, default=4, help="concurrent clients per burst")
     p.add_argument("--databases", type=int, default=3, choices=(1, 2, 3),
@@ -58,6 +59,7 @@ def parse_args():
                    help="a fixed seed then a random one (--seed sets it), %.1f minutes each" % 1.5)
     p.add_argument("--fail-fast", action="store_true",
                    help="stop at the first seed that fails (scripts/mutants)")
+    p.add_argument("--fixed-only", action="store_true", help="with --ci: only its fixed seed")
     p.add_argument("--replay", metavar="FILE", help="run the ops saved by a failing run")
     p.add_argument("--verbose", action="store_true", help="print every op")
     p.add_argument("--self-test", action="store_true",
@@ -81,10 +83,12 @@ def run_ops(pg, root, template, ops, deadline=None, verbose=False, world_out=Non
         for op in ops:
             if deadline is not None and time.time() > deadline:
                 break
-            if verbose:
-                print("  step %d: %s" % (steps + 1, describe(op)), flush=True)
+            started = time.time()
             steps += 1
             world.run(op)
+            if verbose:
+                print("  step %d (%.1f s): %s" % (steps, time.time() - started, describe(op)),
+                      flush=True)
         return None, steps
     except Violation as v:
         return v, steps
@@ -268,6 +272,10 @@ def main():
         args.shrink_minutes = min(args.shrink_minutes, 2)
         seeds = [(CI_SEED, 1.5),
                  (args.seed if args.seed is not None else random.SystemRandom().randrange(2**31), 1.5)]
+        if args.fixed_only:
+            seeds = seeds[:1]
+    elif args.seeds:
+        seeds = [(int(x), args.minutes) for x in args.seeds.split(",")]
     else:
         seeds = [(args.seed if args.seed is not None else random.SystemRandom().randrange(2**31),
                   args.minutes)]

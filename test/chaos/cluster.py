@@ -19,6 +19,7 @@ CHILD_EXIT = re.compile(
     r'(server process|background worker "[^"]*"|[a-z ]+ process) \(PID (\d+)\) '
     r'(was terminated by signal (\d+)|exited with exit code (\d+))')
 PANIC = re.compile(r"\bPANIC:  (.*)")
+TRAP = re.compile(r"^TRAP: (.*)", re.M)     # a failed assertion (--enable-cassert)
 READY = re.compile(r"database system is ready to accept connections")
 
 BASE_CONF = """
@@ -34,6 +35,9 @@ log_line_prefix = '%m [%p] %e '
 log_min_messages = warning
 wal_level = replica
 max_wal_senders = 4
+# A standby reconnects to its restarted primary at once, not after 5 s, as
+# sessions waiting for it as their synchronous standby would.
+wal_retrieve_retry_interval = 100ms
 include 'chaos.conf'
 """
 
@@ -248,8 +252,9 @@ class Cluster:
                 found.append(m.group(0))
             elif code is not None and code not in ("0", "1"):
                 found.append(m.group(0))
-        found += ["PANIC: " + m.group(1) for m in PANIC.finditer(text)]
-        return found
+        # what went wrong first, then who died of it
+        return (["TRAP: " + m.group(1) for m in TRAP.finditer(text)] +
+                ["PANIC: " + m.group(1) for m in PANIC.finditer(text)] + found)
 
     def remove(self):
         if self.running:

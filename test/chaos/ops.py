@@ -10,6 +10,7 @@ and the checker reads what the servers really hold.
 
 import collections
 import copy
+import datetime
 
 from layouts import BUILTIN, EPOCHS, FAMILIES, NAMES
 
@@ -28,8 +29,12 @@ OFFSETS = [0, 0, 0, -300, -1500, -4000, -8000, -40000, 2000, 9000]
 WEIGHTS = {
     "burst": 40, "define": 10, "redefine": 9, "drop": 3, "clock": 9, "restart": 6,
     "createdb": 2, "dropdb": 1, "ext_recreate": 2, "ext_update": 3,
-    "standby": 2, "promote": 2, "dump_restore": 1.5, "retire": 1, "outbox": 5, "failover": 1.5,
+    "standby": 2, "promote": 2, "dump_restore": 1.5, "retire": 1, "outbox": 5, "drill": 3,
 }
+# Drills: the cases docs/guarantees.md names, as short op sequences that
+# reach them for sure.  Each run has every one early (in an order of its
+# seed) and more now and then; the random ops around them find the rest.
+DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_twins"]
 # A standby's clock: often right, sometimes behind its primary's.
 STANDBY_OFFSETS = [0, 0, 0, -1500, -4000]
 
@@ -42,6 +47,8 @@ def describe(op):
         for i, cl in enumerate(op["clients"]):
             calls = ", ".join(call_text(c) for c in cl["calls"])
             parts.append("client %d on %s/%s: %s" % (i, cl["c"], cl["db"], calls))
+        if op.get("serial"):
+            parts.append("one client after another")
         kill = op.get("kill")
         if kill:
             parts.append("SIGKILL %s of %s after %d ms" % (
@@ -70,6 +77,11 @@ class Model:
         self.used_nodes = set()
         self.serial = 0
         self.queue = self.setup_ops()
+        # Every run has each drill early, however short it is.
+        self.steps = 0
+        self.drills = list(DRILLS)
+        self.r.shuffle(self.drills)
+        self.drill_at = self.r.randint(6, 12)
 
     # -- the first ops: two servers, two databases on one, one on the other
     def setup_ops(self):
@@ -86,6 +98,16 @@ class Model:
                 "max_clock_regression_ms": 10000, "clock_offset_ms": 0}
 
     def next_op(self):
+        self.steps += 1
+        if not self.queue and self.drills and self.steps >= self.drill_at:
+            kind = self.drills.pop(0)
+            op = self.drill(kind)
+            if op is None:
+                self.drills.append(kind)     # later, when the servers allow it
+            self.drill_at = self.steps + self.r.randint(2, 6)
+            if op is not None:
+                self.apply(op)
+                return op
         op = self.queue.pop(0) if self.queue else self.choose()
         self.apply(op)
         return op
@@ -225,12 +247,21 @@ class Model:
         return {"op": "standby", "c": self.r.choice(self.primaries()), "s": self.new_name("S"),
                 "sync": sync, "node_id": node, "offset": self.r.choice(STANDBY_OFFSETS)}
 
-    def choose_failover(self):
+    def choose_drill(self):
+        return self.drill(self.r.choice(DRILLS))
+
+    def drill(self, kind):
+        """The first op of a drill, the others queued; None when the
+        servers do not allow it now."""
+        return getattr(self, "drill_" + kind)()
+
+    def drill_failover(self):
         """A synchronous standby promoted after its primary ran with its
         clock ahead: the standby must resume above the primary's IDs and
         its horizon, its own clock being behind them."""
         prim = [c for c in self.primaries() if not self.clusters[c]["standby"]]
-        if self.standbys() or len(self.clusters) >= MAX_CLUSTERS or not prim:
+        # One server more than elsewhere: the drill ends with its primary gone.
+        if self.standbys() or len(self.clusters) > MAX_CLUSTERS or not prim:
             return None
         p = self.r.choice(prim)
         s = self.new_name("S")
@@ -243,6 +274,84 @@ class Model:
                self.choose_outbox(p, s)]
         self.queue += [op for op in ops if op]
         return standby
+
+    def quiet_primary(self):
+        """A primary without a standby, whose settings may change."""
+        prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
+                and self.dbs(c, "1.3")]
+        return self.r.choice(prim) if prim else None
+
+    def settings_drill(self, change):
+        """The clock ahead, IDs, then a restart with other settings and the
+        clock right: IDs must resume above the earlier ones, or be refused
+        (an epoch moved later)."""
+        c = self.quiet_primary()
+        if c is None:
+            return None
+        s = self.clusters[c]["set"]
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([1500, 3000]))
+        restart = dict(s, **change(s))
+        ops = [self.burst_on(c, c),
+               {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": restart},
+               self.burst_on(c, c)]
+        if restart["epoch"] != s["epoch"]:
+            # and back: the server would refuse its default layout for days
+            ops.append({"op": "restart", "c": c, "mode": "fast", "set": dict(restart, epoch=s["epoch"])})
+        self.queue += ops
+        return {"op": "reload", "c": c, "set": ahead}
+
+    def drill_node_bits(self):
+        return self.settings_drill(lambda s: {"node_bits": self.r.choice(
+            [b for b in SETTING_CHOICES["node_bits"] if b != s["node_bits"]])})
+
+    def drill_epoch_later(self):
+        def later(s):
+            y, m, d = (int(x) for x in s["epoch"].split("-"))
+            moved = datetime.date(y, m, d) + datetime.timedelta(days=self.r.choice([1, 60]))
+            return {"epoch": moved.isoformat()}
+        return self.settings_drill(later)
+
+    def drill_churn(self):
+        """Sessions one after another on one worker id, each borrowing ahead
+        of the clock in js53 (64 IDs a millisecond): each new holder of the
+        worker id must start after its predecessor's newest tick."""
+        c, db = self.pick_db()
+        if c is None:
+            return None
+        clients = [{"c": c, "db": db, "calls": [["next", "js53", 1, 3000]]} for _ in range(5)]
+        return {"op": "burst", "clients": clients, "kill": None, "serial": True}
+
+    def drill_clock_back(self):
+        """decimal19's one shared state per server (ten IDs a millisecond)
+        far ahead of the clock, then the clock half a second back."""
+        c, db = self.pick_db()
+        if c is None:
+            return None
+        s = self.clusters[c]["set"]
+        def burst():
+            return {"op": "burst", "kill": None,
+                    "clients": [{"c": c, "db": db, "calls": [["next", "decimal19", 1, 3000]]}
+                                for _ in range(2)]}
+        back = {"op": "reload", "c": c, "set": dict(s, clock_offset_ms=s["clock_offset_ms"] - 500)}
+        self.queue += [back, burst()]
+        return burst()
+
+    def drill_epoch_twins(self):
+        """One name in two databases, defined alike but for the epoch: two
+        definitions, each with a state of its own, generated in at once."""
+        pairs = [(c, self.dbs(c, "1.3")) for c in self.primaries() if len(self.dbs(c, "1.3")) >= 2]
+        if not pairs:
+            return None
+        c, dbs = self.r.choice(pairs)
+        db1, db2 = self.r.sample(dbs, 2)
+        name = self.r.choice(NAMES)
+        fam = self.r.choice([0, 1, 5, 8])           # no worker field: one state per definition
+        e1, e2 = self.r.sample(EPOCHS, 2)
+        clients = [{"c": c, "db": db, "calls": [["next", name, 1, 300]]}
+                   for db in (db1, db2, db1, db2)]
+        self.queue += [{"op": "redefine", "c": c, "db": db2, "name": name, "epoch": e2, "family": fam},
+                       {"op": "burst", "clients": clients, "kill": None}]
+        return {"op": "redefine", "c": c, "db": db1, "name": name, "epoch": e1, "family": fam}
 
     def burst_on(self, model, c):
         """A burst on server c, with model's databases and layouts, idgen's

@@ -287,7 +287,7 @@ class World:
             self.lineage[s].frontier.include(self.lineage[c].frontier)
             for (pc, db), poller in list(self.pollers.items()):
                 if pc == c:
-                    self.pollers[(s, db)] = poller.copy()
+                    self.pollers[(s, db)] = poller.switch()
         if self.live(c):
             self.touch(c)
             lin = self.lineage[c]
@@ -339,7 +339,7 @@ class World:
         kill = op.get("kill")
         if kill and not self.live(kill["c"]):
             kill = None
-        results, kill_ms = run_clients(self.clusters, clients, kill)
+        results, kill_ms = run_clients(self.clusters, clients, kill, op.get("serial"))
         killed, restarted = self.after_kill(kill)
         for c in {cl["c"] for cl in clients}:
             if self.live(c):
@@ -670,16 +670,18 @@ def run_client(clusters, spec, out, pids, index):
         conn.close()
 
 
-def run_clients(clusters, clients, kill):
-    """Every client in a thread of its own, all at once; the kill, if any,
-    fires after its delay from the start.  Returns the results and when
-    the kill was sent."""
+def run_clients(clusters, clients, kill, serial=False):
+    """Every client in a thread of its own, all at once (or one after
+    another); the kill, if any, fires after its delay from the start.
+    Returns the results and when the kill was sent."""
     out, pids = [], {}
     kill_ms = None
     threads = [threading.Thread(target=run_client, args=(clusters, spec, out, pids, i))
                for i, spec in enumerate(clients)]
     for t in threads:
         t.start()
+        if serial:
+            t.join()
     if kill:
         time.sleep(kill["after_ms"] / 1000.0)
         cl = clusters[kill["c"]]
@@ -704,13 +706,15 @@ def poll_once(conn, poller, step, where, refusals):
     idgen refused the horizon (a standby, a bad setting)."""
     with conn.cursor() as cur:
         try:
-            cur.execute("SELECT idgen_horizon()")
+            cur.execute("SELECT idgen_horizon(), current_setting('idgen.epoch')")
         except psycopg2.Error as e:
             if e.pgcode is None:
                 raise
             refusals["horizon: %s %s" % (e.pgcode, normalize(str(e)))] += 1
             return False
-        h = cur.fetchone()[0]
+        h, epoch = cur.fetchone()
+        if poller.waits(h, epoch_date_ms(epoch), refusals):
+            return True
         poller.take_horizon(h, step, where)
         cur.execute("SELECT id FROM chaos_outbox WHERE id >= %s AND id < %s ORDER BY id",
                     (poller.cursor, h))
