@@ -717,6 +717,42 @@ COMMENT ON FUNCTION idgen_stats_reset() IS
 'zeroes the counts of idgen_stats for every layout';
 
 -- ---------------------------------------------------------------------------
+-- Where this database's IDs were made
+-- ---------------------------------------------------------------------------
+
+-- The clusters (system identifiers) where the extension was created or
+-- updated in this database.  A configuration table, so that pg_dump and
+-- pg_upgrade carry its rows into a new cluster, whose high-water marks do
+-- not cover the old cluster's IDs: generation there refuses until the old
+-- idgen_hwm is copied in or idgen_resume_after() says where to resume.
+CREATE TABLE idgen_system (
+	system_identifier bigint NOT NULL,
+	recorded_at timestamptz NOT NULL DEFAULT now()
+);
+
+SELECT pg_catalog.pg_extension_config_dump('idgen_system', '');
+
+INSERT INTO idgen_system (system_identifier)
+SELECT c.system_identifier FROM pg_catalog.pg_control_system() c;
+
+COMMENT ON TABLE idgen_system IS
+'clusters (system identifiers) where idgen was created or updated in this database; kept by pg_dump and pg_upgrade, so that a new cluster knows it holds their IDs';
+
+-- The way out when generation refuses because the high-water marks do not
+-- cover this database's IDs: raises every mark past after and records the
+-- clusters of idgen_system as covered.  Only for whoever knows when the
+-- last ID was issued: not for PUBLIC.
+CREATE FUNCTION idgen_resume_after(after timestamptz)
+RETURNS void
+AS 'MODULE_PATHNAME', 'idgen_resume_after'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+REVOKE ALL ON FUNCTION idgen_resume_after(timestamptz) FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_resume_after(timestamptz) IS
+'raises every idgen high-water mark past the given time and takes the clusters of idgen_system as covered; generation resumes after a restart';
+
+-- ---------------------------------------------------------------------------
 -- Several servers: node ids, layouts, adopting sequences
 -- ---------------------------------------------------------------------------
 

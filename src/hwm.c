@@ -66,6 +66,7 @@
 #include "compat.h"
 #include "hwm_shared.h"
 #include "layout.h"
+#include "provenance.h"
 #include "rmgr.h"
 #include "settings.h"
 
@@ -256,11 +257,27 @@ hwm_arrange_entries(void)
 				hwm_move_epoch(&hwm->entries[j], layout);
 }
 
-/* Runs in the postmaster at startup and after every crash reinitialisation. */
+/* The marks as they are, into the file.  The caller holds the lock. */
+static void
+hwm_write_current(void)
+{
+	int64		marks[HWM_MAX_ENTRIES];
+
+	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+		marks[i] = (int64) pg_atomic_read_u64(&hwm->entries[i].mark);
+	hwm_file_write(marks);
+}
+
+/*
+ * Runs in the postmaster at startup and after every crash reinitialisation.
+ * The file is written at once when it was missing, so that a directory that
+ * ran idgen always has one (provenance.c tells a lost file by that).
+ */
 void
 hwm_shmem_startup(void)
 {
 	bool		found;
+	bool		file_found;
 	char		detail[sizeof(hwm->corrupt_detail)];
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
@@ -279,10 +296,18 @@ hwm_shmem_startup(void)
 		ConditionVariableInit(&hwm->confirmed_cv);
 		strlcpy(hwm_overflow()->name, HWM_OVERFLOW, NAMEDATALEN);
 		hwm_overflow()->node = HWM_ANY_NODE;
-		if (hwm_file_load(detail, sizeof(detail)))
+		if (hwm_file_load(detail, sizeof(detail), &file_found))
+		{
 			hwm_arrange_entries();
+			if (provenance_settle(file_found))
+				hwm_write_current();
+		}
 		else
+		{
+			/* generation refuses for the file, which is left as it is */
 			hwm_set_corrupt(detail);
+			(void) provenance_settle(true);
+		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -413,6 +438,36 @@ hwm_raise(HwmEntry *target, int64 ms)
 {
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
 	hwm_raise_locked(target, ms);
+	LWLockRelease(hwm->lock);
+}
+
+/*
+ * Raises every mark, the overflow mark too, past ms, and writes the file
+ * even when none moved, with what provenance.c puts in it.
+ */
+void
+hwm_raise_all(int64 ms)
+{
+	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
+	if (hwm->corrupt)
+	{
+		LWLockRelease(hwm->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("idgen high-water mark file \"%s\" is unreadable", HWM_FILE),
+				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
+	}
+	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+		uint64		requested = pg_atomic_read_u64(&e->requested);
+
+		while (e->name[0] != '\0' && requested < (uint64) ms &&
+			   !pg_atomic_compare_exchange_u64(&e->requested, &requested, (uint64) ms))
+			;
+	}
+	hwm_raise_locked(NULL, -1);
+	hwm_write_current();
 	LWLockRelease(hwm->lock);
 }
 

@@ -14,6 +14,7 @@
 #include "durable.h"
 #include "hwm_shared.h"
 #include "layout.h"
+#include "provenance.h"
 
 #define HWM_TMP_FILE	"idgen_hwm.tmp"
 #define HWM_LINE_MAX	(NAMEDATALEN + 64)
@@ -52,17 +53,19 @@ hwm_parse_line(const char *line, char *name, int64 *epoch_ms, int64 *mark,
 }
 
 /*
- * Loads the file's marks into the table (hwm_load_mark); false, with why in
- * detail, when it is unreadable.  A missing file is a new cluster's.
+ * Loads the file's marks into the table (hwm_load_mark), and its systems
+ * line into provenance.c; false, with why in detail, when it is unreadable.
+ * *found says whether there was a file.
  */
 bool
-hwm_file_load(char *detail, Size detail_size)
+hwm_file_load(char *detail, Size detail_size, bool *found)
 {
 	FILE	   *f = AllocateFile(HWM_FILE, "r");
 	char		line[HWM_LINE_MAX];
 	int			lineno = 0;
 	bool		bad = false;
 
+	*found = f != NULL;
 	if (f == NULL)
 	{
 		if (errno != ENOENT)
@@ -70,11 +73,9 @@ hwm_file_load(char *detail, Size detail_size)
 			snprintf(detail, detail_size, "It could not be opened: %s.", strerror(errno));
 			return false;
 		}
-		ereport(WARNING,
+		ereport(LOG,
 				(errmsg("idgen high-water mark file \"%s\" is missing; IDs start from the clock", HWM_FILE),
-				 errdetail("This is expected on a new cluster. Otherwise IDs issued before may repeat if the clock is behind them."),
-				 errhint("After pg_upgrade or a file-level restore, stop the server and copy \"%s\" from the old data directory.",
-						 HWM_FILE)));
+				 errdetail("This is expected on a new cluster; it is written now.")));
 		return true;
 	}
 	while (!bad && fgets(line, sizeof(line), f) != NULL)
@@ -88,9 +89,14 @@ hwm_file_load(char *detail, Size detail_size)
 
 		lineno++;
 		bad = len == 0 || line[len - 1] != '\n';
-		if (bad || line[0] == '#')
+		if (bad)
 			continue;
 		line[len - 1] = '\0';
+		if (line[0] == '#')
+		{
+			bad = !provenance_load_line(line);
+			continue;
+		}
 		bad = !hwm_parse_line(line, name, &epoch_ms, &mark, &node, &node_bits);
 		if (!bad)
 			hwm_load_mark(name, epoch_ms, mark, node, node_bits);
@@ -99,7 +105,7 @@ hwm_file_load(char *detail, Size detail_size)
 	{
 		FreeFile(f);
 		snprintf(detail, detail_size,
-				 "Line %d is not of the form \"<layout> <epoch in Unix ms> <mark in Unix ms> [<node id> <node bits>]\".",
+				 "Line %d is not of the form \"<layout> <epoch in Unix ms> <mark in Unix ms> [<node id> <node bits>]\", a comment, or \"# systems <system identifier>...\".",
 				 lineno);
 		return false;
 	}
@@ -127,6 +133,7 @@ hwm_file_write(const int64 *marks)
 
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "# idgen high-water marks: layout, epoch and mark in Unix milliseconds, node id and node bits\n");
+	provenance_write_line(&buf);
 	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
 		if (hwm->entries[i].name[0] != '\0')
 			hwm_write_line(&buf, &hwm->entries[i], marks[i]);

@@ -88,7 +88,7 @@ extern void hwm_raise(HwmEntry *target, int64 ms);
 extern bool hwm_sync_wanted(void);
 
 /* hwm_file.c */
-extern bool hwm_file_load(char *detail, Size detail_size);
+extern bool hwm_file_load(char *detail, Size detail_size, bool *found);
 extern void hwm_file_write(const int64 *marks);
 
 #endif							/* IDGEN_HWM_SHARED_H */
