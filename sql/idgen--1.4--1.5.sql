@@ -38,3 +38,31 @@ REVOKE ALL ON FUNCTION idgen_resume_after(timestamptz) FROM PUBLIC;
 
 COMMENT ON FUNCTION idgen_resume_after(timestamptz) IS
 'raises every idgen high-water mark past the given time and takes the clusters of idgen_system as covered; generation resumes after a restart';
+
+-- ---------------------------------------------------------------------------
+-- What holds the horizon back
+-- ---------------------------------------------------------------------------
+
+-- What holds the horizon back: sessions in a transaction that took an ID,
+-- and prepared transactions that did, with the time their IDs start at.
+-- Such a session shows in pg_stat_activity with no backend_xid (taking an
+-- ID writes nothing), so checks built on xids miss it.  It reveals pids and
+-- times only, as pg_stat_activity does to PUBLIC.
+CREATE FUNCTION idgen_horizon_holders(
+	OUT pid int, OUT transaction xid, OUT since timestamptz, OUT held_for interval)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'idgen_horizon_holders'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_horizon_holders() IS
+'the transactions that hold the idgen horizon back: rows of the view idgen_horizon_holders';
+
+CREATE VIEW idgen_horizon_holders AS
+SELECT h.pid, p.gid AS prepared_gid, h.since, h.held_for
+FROM idgen_horizon_holders() h
+LEFT JOIN pg_catalog.pg_prepared_xacts p ON p.transaction = h.transaction;
+
+GRANT SELECT ON idgen_horizon_holders TO PUBLIC;
+
+COMMENT ON VIEW idgen_horizon_holders IS
+'transactions holding the idgen horizon back: a session (pid) or a prepared transaction (prepared_gid) that took an ID, since when its IDs start, and for how long';

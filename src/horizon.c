@@ -54,6 +54,7 @@
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
@@ -63,6 +64,7 @@
 #include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "catalog.h"
 #include "clock.h"
@@ -108,6 +110,7 @@ static pg_atomic_uint64 *my_oldest = NULL;
 
 PG_FUNCTION_INFO_V1(idgen_horizon);
 PG_FUNCTION_INFO_V1(idgen_horizon_layout);
+PG_FUNCTION_INFO_V1(idgen_horizon_holders);
 
 static int
 horizon_nbackends(void)
@@ -503,10 +506,30 @@ horizon_cover_by_mark(const IdgenLayout *layout, int64 ms)
 		hwm_wait_confirmed(e, ms);
 }
 
+/*
+ * A REPEATABLE READ or SERIALIZABLE transaction reads with the snapshot of
+ * its first statement, taken before this horizon: rows of transactions
+ * that committed since are below the horizon and invisible to it.  The
+ * recipe (docs/outbox.md) reads in a later statement with a new snapshot.
+ */
+static void
+horizon_warn_snapshot(void)
+{
+	if (IsolationUsesXactSnapshot())
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("reads in this transaction may miss rows below the idgen horizon"),
+				 errdetail("A %s transaction reads with the snapshot of its first statement, taken before the horizon.",
+						   IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ"),
+				 errhint("Take the horizon and read below it in READ COMMITTED, or read in a later transaction.")));
+}
+
 static int64
 horizon_of(const IdgenLayout *layout)
 {
 	int64		ms = horizon_compute();
+
+	horizon_warn_snapshot();
 
 	horizon_cover_by_mark(layout, ms);
 	return horizon_id(layout, ms);
@@ -530,4 +553,55 @@ idgen_horizon_layout(PG_FUNCTION_ARGS)
 	if (layout == layout_default())
 		settings_require_layout();
 	PG_RETURN_INT64(horizon_of(layout));
+}
+
+#define HOLDERS_COLS 4
+
+static void
+horizon_add_holder(ReturnSetInfo *rsinfo, int pid, TransactionId xid, int64 ms, int64 now)
+{
+	Datum		values[HOLDERS_COLS];
+	bool		nulls[HOLDERS_COLS] = {false};
+	Interval   *held = palloc0(sizeof(Interval));
+
+	values[0] = Int32GetDatum(pid);
+	nulls[0] = pid == 0;
+	values[1] = TransactionIdGetDatum(xid);
+	nulls[1] = !TransactionIdIsValid(xid);
+	values[2] = TimestampTzGetDatum(clock_ms_to_timestamptz(ms));
+	held->time = Max(now - ms, 0) * INT64CONST(1000);
+	values[3] = IntervalPGetDatum(held);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * What holds the horizon back: each backend in a transaction that took an
+ * ID, and each prepared transaction that did, with the time its IDs start
+ * at.  A backend that ends meanwhile may show with the pid of whoever took
+ * its number, or none: the view is for watching, not for deciding.
+ */
+Datum
+idgen_horizon_holders(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int64		now = clock_now_ms();
+
+	registry_require();
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < hz->nbackends; i++)
+	{
+		uint64		ms = pg_atomic_read_u64(&hz->oldest[i]);
+		PGPROC	   *proc;
+
+		if (ms == HORIZON_NONE)
+			continue;
+		proc = idgen_backend_proc(i);
+		horizon_add_holder(rsinfo, proc ? proc->pid : 0, InvalidTransactionId, (int64) ms, now);
+	}
+	LWLockAcquire(hz->lock, LW_SHARED);
+	for (int i = 0; i < hz->nprepared; i++)
+		if (TransactionIdIsInProgress(hz->prepared[i].xid))
+			horizon_add_holder(rsinfo, 0, hz->prepared[i].xid, hz->prepared[i].ms, now);
+	LWLockRelease(hz->lock);
+	return (Datum) 0;
 }
