@@ -63,6 +63,7 @@
 #include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "catalog.h"
 #include "clock.h"
@@ -97,6 +98,8 @@ typedef struct HorizonShared
 	int			nbackends;
 	int			max_prepared;
 	int			nprepared;
+	int64		refused;		/* entries that found the table full */
+	TimestampTz refused_at;
 	HorizonPrepared *prepared;	/* [max_prepared], after oldest[] */
 	pg_atomic_uint64 oldest[FLEXIBLE_ARRAY_MEMBER];
 } HorizonShared;
@@ -246,7 +249,10 @@ horizon_prune_prepared(void)
 	hz->nprepared = kept;
 }
 
-/* Adds an entry, or returns false when the table is full.  Under lock. */
+/*
+ * Adds an entry, or returns false when the table is full, counting it for
+ * idgen_capacity.  Under lock.
+ */
 static bool
 horizon_add_prepared(TransactionId xid, int64 ms)
 {
@@ -257,7 +263,11 @@ horizon_add_prepared(TransactionId xid, int64 ms)
 			return true;
 		}
 	if (hz->nprepared >= hz->max_prepared)
+	{
+		hz->refused++;
+		hz->refused_at = GetCurrentTimestamp();
 		return false;
+	}
 	hz->prepared[hz->nprepared].xid = xid;
 	hz->prepared[hz->nprepared].ms = ms;
 	hz->nprepared++;
@@ -447,6 +457,21 @@ horizon_compute(void)
 		   !pg_atomic_compare_exchange_u64(&hz->returned, &returned, h))
 		;
 	return (int64) Max(h, returned);
+}
+
+/* The row of idgen_capacity for the prepared transactions' entries. */
+void
+horizon_capacity(IdgenCapacity *row)
+{
+	registry_require();
+	row->name = "prepared_xacts";
+	row->setting = "max_prepared_transactions";
+	LWLockAcquire(hz->lock, LW_SHARED);
+	row->capacity = hz->max_prepared;
+	row->in_use = hz->nprepared;
+	row->overflows = hz->refused;
+	row->last_overflow = hz->refused_at;
+	LWLockRelease(hz->lock);
 }
 
 /* The smallest ID of the tick holding ms: IDs below it end before ms. */

@@ -29,7 +29,7 @@
  * has more lines at server start, so that every mark the file keeps gets an
  * entry of its own.  A mark that finds the table full is kept in a mark it
  * shares with others, which binds in every way each of them did; the first
- * such mark of a server run is logged, and counted:
+ * such mark of a server run is logged, and idgen_capacity counts them:
  *
  *	- a mark of the default layout, whose epoch may move (idgen.epoch), goes
  *	  to the layout's mark of every node id, which moves with the epoch;
@@ -664,6 +664,20 @@ hwm_wait_confirmed(HwmEntry *e, int64 ms)
 										   idgen_wait_event_sync_rep());
 	}
 	ConditionVariableCancelSleep();
+}
+
+/* The table's row of idgen_capacity. */
+void
+hwm_capacity(IdgenCapacity *row)
+{
+	row->name = "marks";
+	row->setting = "idgen.max_marks";
+	LWLockAcquire(hwm->lock, LW_SHARED);
+	row->capacity = hwm->capacity;
+	row->in_use = hwm->used;
+	row->overflows = hwm->overflows;
+	row->last_overflow = hwm->last_overflow;
+	LWLockRelease(hwm->lock);
 }
 
 /*

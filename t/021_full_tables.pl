@@ -8,7 +8,7 @@
 #   than the table holds: the marks that find no room of their own bind
 #   the node id that wrote them, not every node id, so after the clock
 #   comes back a node id that never generated does so at once.  Filling
-#   the table is logged once.
+#   the table is logged once and counted in idgen_capacity.
 # - A layout generating on the overflow mark of its node id is bound by
 #   the overflow mark of another node id under other node_bits.
 use strict;
@@ -99,6 +99,9 @@ is($jump->safe_psql('postgres', q(
 	SELECT idgen_next() > 0)), "70\nt", 'node 1, clock 120 s ahead: 70 layouts and the default generate');
 my @warned = slurp_file($jump->logfile, $log_offset) =~ /WARNING:  table of idgen high-water marks is full/g;
 is(scalar @warned, 1, 'filling the table is logged, once');
+($ret, $out, $err) = $jump->psql('postgres', q(
+	SELECT capacity, in_use >= 60, overflows > 0 FROM idgen_capacity WHERE name = 'marks'));
+is("$out$err", '64|t|t', 'and counted in idgen_capacity');
 
 # The clock back, and node 2, which never generated: every layout at once.
 restart_with($jump, 'idgen.node_id = 2');
@@ -163,7 +166,8 @@ generate_w70(2, 300000, $first, q(DO $$
 		END LOOP;
 	END$$));
 is($bits->safe_psql('postgres', q(
-	SELECT count(*) FROM ids x JOIN ids y USING (id) WHERE x.era = 1 AND y.era = 2)), '0',
+	SELECT count(*) FROM ids x JOIN ids y USING (id) WHERE x.era = 1 AND y.era = 2;
+	SELECT overflows > 0 FROM idgen_capacity WHERE name = 'marks')), "0\nt",
 	'overflow marks of node 1 (node_bits 4) and node 2 (node_bits 5): no ID repeated');
 
 $bits->stop;
