@@ -68,21 +68,21 @@ for my $id (1, 0, 2 .. 7)
 	$node->psql('postgres', "SELECT idgen_next('$_')") for @builtin;
 }
 
-# Node 1 makes 300,000 IDs; then node_bits 5 and node 2, whose worker 0
+# Node 1 makes 100,000 IDs; then node_bits 5 and node 2, whose worker 0
 # packs the machine field 64 as node 1's did, with the clock back at the
 # first of them (about 3 s back, inside idgen.max_clock_regression_ms).
 restart_with($node, "idgen.node_id = 1\nidgen.node_bits = 4");
-my $first = generate($node, 1, 300000);
+my $first = generate($node, 1, 100000);
 restart_with($node, "idgen.node_id = 2\nidgen.node_bits = 5");
-generate($node, 2, 300000, $first);
+generate($node, 2, 100000, $first);
 is(repeats($node, 1, 2), '0', 'node_bits 4 -> 5, node 1 -> 2, clock back: no ID of node 1 repeated');
 
-# Node 9 makes 300,000 IDs; then idgen.epoch one day later, and the clock a
+# Node 9 makes 100,000 IDs; then idgen.epoch one day later, and the clock a
 # day on, where the new epoch's time fields are the old ones.
 restart_with($node, "idgen.node_id = 9\nidgen.node_bits = 5");
-$first = generate($node, 3, 300000);
+$first = generate($node, 3, 100000);
 restart_with($node, "idgen.node_id = 9\nidgen.node_bits = 5\nidgen.epoch = '2024-01-02'");
-generate($node, 4, 300000, $first + 86400000);
+generate($node, 4, 100000, $first + 86400000);
 is(repeats($node, 3, 4), '0', 'idgen.epoch a day later, clock a day on: no ID of before repeated');
 $node->stop;
 
@@ -153,10 +153,10 @@ sub generate_w70
 	return $out[-1];
 }
 
-$first = generate_w70(1, 300000, int(Time::HiRes::time() * 1000) + 20000,
+$first = generate_w70(1, 100000, int(Time::HiRes::time() * 1000) + 20000,
 	q(SELECT count(idgen_next('w-' || i)) FROM generate_series(1, 69) i));
 restart_with($bits, "idgen.node_id = 2\nidgen.node_bits = 5");
-generate_w70(2, 300000, $first, q(DO $$
+generate_w70(2, 100000, $first, q(DO $$
 	BEGIN
 		FOR i IN 1 .. 5 LOOP
 			BEGIN
