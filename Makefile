@@ -4,6 +4,7 @@
 MODULE_big = idgen
 OBJS = \
 	$(WIN32RES) \
+	src/capacity.o \
 	src/catalog.o \
 	src/clock.o \
 	src/clone.o \

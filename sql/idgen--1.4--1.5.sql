@@ -66,3 +66,28 @@ GRANT SELECT ON idgen_horizon_holders TO PUBLIC;
 
 COMMENT ON VIEW idgen_horizon_holders IS
 'transactions holding the idgen horizon back: a session (pid) or a prepared transaction (prepared_gid) that took an ID, since when its IDs start, and for how long';
+
+-- ---------------------------------------------------------------------------
+-- How full the shared tables are
+-- ---------------------------------------------------------------------------
+
+-- idgen_capacity: the shared tables of fixed size, how full they are, and
+-- how often an entry was wanted when none was free.  It reveals counts only,
+-- so PUBLIC may read it.
+
+CREATE FUNCTION idgen_capacity(
+	OUT name text, OUT capacity bigint, OUT in_use bigint,
+	OUT overflows bigint, OUT last_overflow timestamptz, OUT setting text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'idgen_capacity'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_capacity() IS
+'entries of each shared table of idgen, those in use, and how often one was wanted when none was free: the rows of the view idgen_capacity';
+
+CREATE VIEW idgen_capacity AS SELECT * FROM idgen_capacity();
+
+GRANT SELECT ON idgen_capacity TO PUBLIC;
+
+COMMENT ON VIEW idgen_capacity IS
+'entries of each shared table of idgen, those in use, and how often one was wanted when none was free';

@@ -248,7 +248,7 @@ generator_claim(void)
 		on_shmem_exit(generator_detach, (Datum) 0);
 		me.release_set = true;
 	}
-	slot = registry_claim_slot(&index);
+	slot = registry_claim_slot(&index, me.mode == ATTACH_SHARED);
 	if (slot != NULL)
 	{
 		me.mode = ATTACH_DEDICATED;

@@ -99,6 +99,8 @@ typedef struct HorizonShared
 	int			nbackends;
 	int			max_prepared;
 	int			nprepared;
+	int64		refused;		/* entries that found the table full */
+	TimestampTz refused_at;
 	HorizonPrepared *prepared;	/* [max_prepared], after oldest[] */
 	pg_atomic_uint64 oldest[FLEXIBLE_ARRAY_MEMBER];
 } HorizonShared;
@@ -216,11 +218,13 @@ horizon_shmem_startup(void)
 }
 
 /*
- * Writes the mark and the prepared entries: write, fsync, rename.  Under
+ * Writes the mark and the prepared entries, and extra when not NULL (an
+ * entry that found the table full: the file then holds more than fit, and
+ * is refused when read, as the table is now): write, fsync, rename.  Under
  * lock.  An unreadable file is left as it is, for whoever repairs it.
  */
 static void
-horizon_write_file(int64 mark)
+horizon_write_file(int64 mark, const HorizonPrepared *extra)
 {
 	StringInfoData buf;
 
@@ -232,6 +236,8 @@ horizon_write_file(int64 mark)
 	for (int i = 0; i < hz->nprepared; i++)
 		appendStringInfo(&buf, "prepared %u %lld\n", hz->prepared[i].xid,
 						 (long long) hz->prepared[i].ms);
+	if (extra != NULL)
+		appendStringInfo(&buf, "prepared %u %lld\n", extra->xid, (long long) extra->ms);
 	durable_replace_file(HORIZON_FILE, HORIZON_TMP_FILE, buf.data, buf.len);
 	hz->mark = mark;
 	pfree(buf.data);
@@ -249,7 +255,10 @@ horizon_prune_prepared(void)
 	hz->nprepared = kept;
 }
 
-/* Adds an entry, or returns false when the table is full.  Under lock. */
+/*
+ * Adds an entry, or returns false when the table is full, counting it for
+ * idgen_capacity.  Under lock.
+ */
 static bool
 horizon_add_prepared(TransactionId xid, int64 ms)
 {
@@ -260,7 +269,11 @@ horizon_add_prepared(TransactionId xid, int64 ms)
 			return true;
 		}
 	if (hz->nprepared >= hz->max_prepared)
+	{
+		hz->refused++;
+		hz->refused_at = GetCurrentTimestamp();
 		return false;
+	}
 	hz->prepared[hz->nprepared].xid = xid;
 	hz->prepared[hz->nprepared].ms = ms;
 	hz->nprepared++;
@@ -286,7 +299,7 @@ horizon_remember_prepared(TransactionId xid, int64 ms)
 				 errhint("Commit or roll back prepared transactions, or increase %s.",
 						 "max_prepared_transactions")));
 	}
-	horizon_write_file(hz->mark);
+	horizon_write_file(hz->mark, NULL);
 	LWLockRelease(hz->lock);
 	rmgr_log_horizon_prepared(xid, ms);
 }
@@ -295,7 +308,9 @@ horizon_remember_prepared(TransactionId xid, int64 ms)
  * Replay of a prepared transaction's entry.  Entries of transactions that
  * the replayed WAL has committed or aborted are dropped (the proc array
  * does not track transactions outside hot standby); the file keeps the rest
- * across a restart of the standby.  A full table makes the horizon refuse.
+ * across a restart of the standby.  A full table makes the horizon refuse,
+ * and so does the file, which gets the entry all the same: a restart must
+ * not forget that an entry is missing.
  */
 void
 horizon_redo_prepared(TransactionId xid, int64 ms)
@@ -314,9 +329,15 @@ horizon_redo_prepared(TransactionId xid, int64 ms)
 		hz->prepared[kept++] = hz->prepared[i];
 	}
 	hz->nprepared = kept;
-	if (!horizon_add_prepared(xid, ms))
+	if (horizon_add_prepared(xid, ms))
+		horizon_write_file(hz->mark, NULL);
+	else
+	{
+		HorizonPrepared extra = {xid, ms};
+
+		horizon_write_file(hz->mark, &extra);
 		hz->broken = true;
-	horizon_write_file(hz->mark);
+	}
 	LWLockRelease(hz->lock);
 }
 
@@ -406,7 +427,7 @@ static void
 horizon_keep_mark(int64 floor)
 {
 	if (floor + HORIZON_STEP_MS / 2 >= hz->mark)
-		horizon_write_file(floor + HORIZON_STEP_MS);
+		horizon_write_file(floor + HORIZON_STEP_MS, NULL);
 }
 
 static void
@@ -458,6 +479,21 @@ horizon_compute(void)
 		   !pg_atomic_compare_exchange_u64(&hz->returned, &returned, h))
 		;
 	return (int64) Max(h, returned);
+}
+
+/* The row of idgen_capacity for the prepared transactions' entries. */
+void
+horizon_capacity(IdgenCapacity *row)
+{
+	registry_require();
+	row->name = "prepared_xacts";
+	row->setting = "max_prepared_transactions";
+	LWLockAcquire(hz->lock, LW_SHARED);
+	row->capacity = hz->max_prepared;
+	row->in_use = hz->nprepared;
+	row->overflows = hz->refused;
+	row->last_overflow = hz->refused_at;
+	LWLockRelease(hz->lock);
 }
 
 /* The smallest ID of the tick holding ms: IDs below it end before ms. */

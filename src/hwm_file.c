@@ -4,9 +4,14 @@
  *		marks across restarts: one line per mark, "<layout> <epoch ms>
  *		<mark ms> [<node id> <node bits>]", replaced whole and durably.
  *		Marks written without a node id (idgen 1.2, and the overflow mark
- *		"*") bind every node id.
+ *		"*") bind every node id.  The layout "*" with a node id (idgen 1.5)
+ *		is the overflow mark of that node id, which binds every layout;
+ *		idgen 1.4 and earlier refuse such a line, and so the whole file,
+ *		rather than read it as something that binds less.
  */
 #include "postgres.h"
+
+#include <limits.h>
 
 #include "lib/stringinfo.h"
 #include "storage/fd.h"
@@ -37,8 +42,7 @@ hwm_parse_line(const char *line, char *name, int64 *epoch_ms, int64 *mark,
 	*node = HWM_ANY_NODE;
 	*node_bits = 0;
 	if (line[end] != '\0' &&
-		(strcmp(name, HWM_OVERFLOW) == 0 ||
-		 sscanf(line + end, " %d %d%n", node, node_bits, &more) != 2 ||
+		(sscanf(line + end, " %d %d%n", node, node_bits, &more) != 2 ||
 		 line[end + more] != '\0' || *node < 0 || *node >= (1 << IDGEN_MACHINE_BITS) ||
 		 *node_bits < 0 || *node_bits > IDGEN_MACHINE_BITS))
 		return false;
@@ -50,6 +54,27 @@ hwm_parse_line(const char *line, char *name, int64 *epoch_ms, int64 *mark,
 	*epoch_ms = epoch;
 	*mark = value;
 	return true;
+}
+
+/*
+ * How many lines the file has, at most the marks it holds; 0 when it
+ * cannot be read (hwm_file_load says why).  Runs in the postmaster before
+ * shared memory exists, so it reads with plain stdio.
+ */
+int
+hwm_file_lines(void)
+{
+	FILE	   *f = fopen(HWM_FILE, "r");
+	int			lines = 0;
+	int			c;
+
+	if (f == NULL)
+		return 0;
+	while ((c = getc(f)) != EOF)
+		if (c == '\n' && lines < INT_MAX / 2)
+			lines++;
+	fclose(f);
+	return lines;
 }
 
 /*
@@ -123,8 +148,10 @@ hwm_write_line(StringInfo buf, const HwmEntry *e, int64 mark)
 }
 
 /*
- * Makes the marks (marks[i] for the table's entry i) durable in the file:
- * write, fsync, rename into place.  The caller holds hwm->lock.
+ * Makes the marks durable in the file (marks[i] for the table's entry i,
+ * or, with NULL, the entries' own): write, fsync, rename into place.
+ * Marks of 0 bind nothing and are left out, but for the overflow mark of
+ * every node id, always the first line.  The caller holds hwm->lock.
  */
 void
 hwm_file_write(const int64 *marks)
@@ -134,9 +161,14 @@ hwm_file_write(const int64 *marks)
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "# idgen high-water marks: layout, epoch and mark in Unix milliseconds, node id and node bits\n");
 	provenance_write_line(&buf);
-	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
-		if (hwm->entries[i].name[0] != '\0')
-			hwm_write_line(&buf, &hwm->entries[i], marks[i]);
+	for (int i = 0; i < hwm->end; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+		int64		mark = marks ? marks[i] : hwm_mark(e);
+
+		if (e->name[0] != '\0' && (i == 0 || mark > 0))
+			hwm_write_line(&buf, e, mark);
+	}
 
 	durable_replace_file(HWM_FILE, HWM_TMP_FILE, buf.data, buf.len);
 	pfree(buf.data);
