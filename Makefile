@@ -4,6 +4,7 @@
 MODULE_big = idgen
 OBJS = \
 	$(WIN32RES) \
+	src/capacity.o \
 	src/catalog.o \
 	src/clock.o \
 	src/clone.o \
@@ -21,6 +22,7 @@ OBJS = \
 	src/layout.o \
 	src/layouts_view.o \
 	src/objectid.o \
+	src/provenance.o \
 	src/registry.o \
 	src/rmgr.o \
 	src/settings.o \
@@ -35,7 +37,7 @@ IDGEN_VERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" idgen.contr
 # sql/idgen.sql defines the current version; the released scripts beside it
 # are never edited: 1.0 in full, then one update per release.
 DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql sql/idgen--1.2--1.3.sql \
-	sql/idgen--1.3--1.4.sql
+	sql/idgen--1.3--1.4.sql sql/idgen--1.4--1.5.sql
 DATA_built = sql/idgen--$(IDGEN_VERSION).sql
 PGFILEDESC = "idgen - unique, time-ordered 64-bit IDs"
 

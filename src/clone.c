@@ -13,7 +13,9 @@
  * a point-in-time restore.  With neither, the copy is starting as a primary.
  *
  * The file idgen_node in the data directory holds the node id the directory
- * last ran with, so a clone given a node id of its own is not warned about.
+ * last ran with, so a clone given a node id of its own is not warned about,
+ * and since 1.5 a second line, "marks": the directory keeps idgen_hwm
+ * (provenance.c).
  * The warning goes to the server log at startup, and once to the client of
  * the first session that generates.
  */
@@ -71,6 +73,25 @@ clone_read_node(void)
 	return node;
 }
 
+/*
+ * Whether the data directory kept idgen_hwm when it last ran: read before
+ * this start rewrites idgen_node.
+ */
+bool
+clone_kept_marks(void)
+{
+	FILE	   *f = AllocateFile(CLONE_NODE_FILE, "r");
+	char		line[32];
+	bool		kept = false;
+
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof(line), f) != NULL)
+		kept |= strcmp(line, "marks\n") == 0;
+	FreeFile(f);
+	return kept;
+}
+
 static void
 clone_write_node(void)
 {
@@ -78,7 +99,8 @@ clone_write_node(void)
 
 	if (f == NULL)
 		return;
-	fprintf(f, "%d\n", idgen_node_id);
+	/* hwm.c writes idgen_hwm at every start, before this */
+	fprintf(f, "%d\nmarks\n", idgen_node_id);
 	if (FreeFile(f) == 0)
 		(void) durable_rename(CLONE_NODE_TMP_FILE, CLONE_NODE_FILE, LOG);
 }

@@ -9,5 +9,6 @@
 extern void clone_shmem_request(void);
 extern void clone_shmem_startup(void);
 extern void clone_warn_once(void);
+extern bool clone_kept_marks(void);
 
 #endif							/* IDGEN_CLONE_H */

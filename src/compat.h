@@ -32,13 +32,20 @@
 #define IDGEN_MODULE_MAGIC PG_MODULE_MAGIC
 #endif
 
-/* PG 17 replaced backend ids with proc numbers; both are unique among live backends. */
+/*
+ * PG 17 replaced backend ids with proc numbers; both are unique among live
+ * backends, and lead to the backend's PGPROC.
+ */
+#include "storage/proc.h"
 #if PG_VERSION_NUM >= 170000
 #include "storage/procnumber.h"
 #define idgen_backend_number() ((int) MyProcNumber)
+#define idgen_backend_proc(n) GetPGProcByNumber(n)
 #else
 #include "storage/backendid.h"
+#include "storage/sinvaladt.h"
 #define idgen_backend_number() ((int) MyBackendId)
+#define idgen_backend_proc(n) BackendIdGetProc(n)
 #endif
 
 /* PG 17 renamed ShmemVariableCache to TransamVariables. */

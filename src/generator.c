@@ -45,6 +45,7 @@
 #include "compat.h"
 #include "hwm.h"
 #include "layout.h"
+#include "provenance.h"
 #include "registry.h"
 #include "settings.h"
 #include "stats.h"
@@ -217,6 +218,7 @@ generator_require(void)
 				 errmsg("cannot generate idgen IDs during recovery"),
 				 errdetail("A standby shares its primary's idgen.node_id, so IDs it made could repeat the primary's."),
 				 errhint("Generate IDs on the primary.")));
+	provenance_require();
 	clone_warn_once();
 }
 
@@ -246,7 +248,7 @@ generator_claim(void)
 		on_shmem_exit(generator_detach, (Datum) 0);
 		me.release_set = true;
 	}
-	slot = registry_claim_slot(&index);
+	slot = registry_claim_slot(&index, me.mode == ATTACH_SHARED);
 	if (slot != NULL)
 	{
 		me.mode = ATTACH_DEDICATED;

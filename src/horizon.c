@@ -54,6 +54,7 @@
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
@@ -63,6 +64,7 @@
 #include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "catalog.h"
 #include "clock.h"
@@ -97,6 +99,8 @@ typedef struct HorizonShared
 	int			nbackends;
 	int			max_prepared;
 	int			nprepared;
+	int64		refused;		/* entries that found the table full */
+	TimestampTz refused_at;
 	HorizonPrepared *prepared;	/* [max_prepared], after oldest[] */
 	pg_atomic_uint64 oldest[FLEXIBLE_ARRAY_MEMBER];
 } HorizonShared;
@@ -108,6 +112,7 @@ static pg_atomic_uint64 *my_oldest = NULL;
 
 PG_FUNCTION_INFO_V1(idgen_horizon);
 PG_FUNCTION_INFO_V1(idgen_horizon_layout);
+PG_FUNCTION_INFO_V1(idgen_horizon_holders);
 
 static int
 horizon_nbackends(void)
@@ -213,11 +218,13 @@ horizon_shmem_startup(void)
 }
 
 /*
- * Writes the mark and the prepared entries: write, fsync, rename.  Under
+ * Writes the mark and the prepared entries, and extra when not NULL (an
+ * entry that found the table full: the file then holds more than fit, and
+ * is refused when read, as the table is now): write, fsync, rename.  Under
  * lock.  An unreadable file is left as it is, for whoever repairs it.
  */
 static void
-horizon_write_file(int64 mark)
+horizon_write_file(int64 mark, const HorizonPrepared *extra)
 {
 	StringInfoData buf;
 
@@ -229,6 +236,8 @@ horizon_write_file(int64 mark)
 	for (int i = 0; i < hz->nprepared; i++)
 		appendStringInfo(&buf, "prepared %u %lld\n", hz->prepared[i].xid,
 						 (long long) hz->prepared[i].ms);
+	if (extra != NULL)
+		appendStringInfo(&buf, "prepared %u %lld\n", extra->xid, (long long) extra->ms);
 	durable_replace_file(HORIZON_FILE, HORIZON_TMP_FILE, buf.data, buf.len);
 	hz->mark = mark;
 	pfree(buf.data);
@@ -246,7 +255,10 @@ horizon_prune_prepared(void)
 	hz->nprepared = kept;
 }
 
-/* Adds an entry, or returns false when the table is full.  Under lock. */
+/*
+ * Adds an entry, or returns false when the table is full, counting it for
+ * idgen_capacity.  Under lock.
+ */
 static bool
 horizon_add_prepared(TransactionId xid, int64 ms)
 {
@@ -257,7 +269,11 @@ horizon_add_prepared(TransactionId xid, int64 ms)
 			return true;
 		}
 	if (hz->nprepared >= hz->max_prepared)
+	{
+		hz->refused++;
+		hz->refused_at = GetCurrentTimestamp();
 		return false;
+	}
 	hz->prepared[hz->nprepared].xid = xid;
 	hz->prepared[hz->nprepared].ms = ms;
 	hz->nprepared++;
@@ -283,7 +299,7 @@ horizon_remember_prepared(TransactionId xid, int64 ms)
 				 errhint("Commit or roll back prepared transactions, or increase %s.",
 						 "max_prepared_transactions")));
 	}
-	horizon_write_file(hz->mark);
+	horizon_write_file(hz->mark, NULL);
 	LWLockRelease(hz->lock);
 	rmgr_log_horizon_prepared(xid, ms);
 }
@@ -292,7 +308,9 @@ horizon_remember_prepared(TransactionId xid, int64 ms)
  * Replay of a prepared transaction's entry.  Entries of transactions that
  * the replayed WAL has committed or aborted are dropped (the proc array
  * does not track transactions outside hot standby); the file keeps the rest
- * across a restart of the standby.  A full table makes the horizon refuse.
+ * across a restart of the standby.  A full table makes the horizon refuse,
+ * and so does the file, which gets the entry all the same: a restart must
+ * not forget that an entry is missing.
  */
 void
 horizon_redo_prepared(TransactionId xid, int64 ms)
@@ -311,9 +329,15 @@ horizon_redo_prepared(TransactionId xid, int64 ms)
 		hz->prepared[kept++] = hz->prepared[i];
 	}
 	hz->nprepared = kept;
-	if (!horizon_add_prepared(xid, ms))
+	if (horizon_add_prepared(xid, ms))
+		horizon_write_file(hz->mark, NULL);
+	else
+	{
+		HorizonPrepared extra = {xid, ms};
+
+		horizon_write_file(hz->mark, &extra);
 		hz->broken = true;
-	horizon_write_file(hz->mark);
+	}
 	LWLockRelease(hz->lock);
 }
 
@@ -403,7 +427,7 @@ static void
 horizon_keep_mark(int64 floor)
 {
 	if (floor + HORIZON_STEP_MS / 2 >= hz->mark)
-		horizon_write_file(floor + HORIZON_STEP_MS);
+		horizon_write_file(floor + HORIZON_STEP_MS, NULL);
 }
 
 static void
@@ -457,6 +481,21 @@ horizon_compute(void)
 	return (int64) Max(h, returned);
 }
 
+/* The row of idgen_capacity for the prepared transactions' entries. */
+void
+horizon_capacity(IdgenCapacity *row)
+{
+	registry_require();
+	row->name = "prepared_xacts";
+	row->setting = "max_prepared_transactions";
+	LWLockAcquire(hz->lock, LW_SHARED);
+	row->capacity = hz->max_prepared;
+	row->in_use = hz->nprepared;
+	row->overflows = hz->refused;
+	row->last_overflow = hz->refused_at;
+	LWLockRelease(hz->lock);
+}
+
 /* The smallest ID of the tick holding ms: IDs below it end before ms. */
 static int64
 horizon_id(const IdgenLayout *layout, int64 ms)
@@ -503,10 +542,30 @@ horizon_cover_by_mark(const IdgenLayout *layout, int64 ms)
 		hwm_wait_confirmed(e, ms);
 }
 
+/*
+ * A REPEATABLE READ or SERIALIZABLE transaction reads with the snapshot of
+ * its first statement, taken before this horizon: rows of transactions
+ * that committed since are below the horizon and invisible to it.  The
+ * recipe (docs/outbox.md) reads in a later statement with a new snapshot.
+ */
+static void
+horizon_warn_snapshot(void)
+{
+	if (IsolationUsesXactSnapshot())
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("reads in this transaction may miss rows below the idgen horizon"),
+				 errdetail("A %s transaction reads with the snapshot of its first statement, taken before the horizon.",
+						   IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ"),
+				 errhint("Take the horizon and read below it in READ COMMITTED, or read in a later transaction.")));
+}
+
 static int64
 horizon_of(const IdgenLayout *layout)
 {
 	int64		ms = horizon_compute();
+
+	horizon_warn_snapshot();
 
 	horizon_cover_by_mark(layout, ms);
 	return horizon_id(layout, ms);
@@ -530,4 +589,55 @@ idgen_horizon_layout(PG_FUNCTION_ARGS)
 	if (layout == layout_default())
 		settings_require_layout();
 	PG_RETURN_INT64(horizon_of(layout));
+}
+
+#define HOLDERS_COLS 4
+
+static void
+horizon_add_holder(ReturnSetInfo *rsinfo, int pid, TransactionId xid, int64 ms, int64 now)
+{
+	Datum		values[HOLDERS_COLS];
+	bool		nulls[HOLDERS_COLS] = {false};
+	Interval   *held = palloc0(sizeof(Interval));
+
+	values[0] = Int32GetDatum(pid);
+	nulls[0] = pid == 0;
+	values[1] = TransactionIdGetDatum(xid);
+	nulls[1] = !TransactionIdIsValid(xid);
+	values[2] = TimestampTzGetDatum(clock_ms_to_timestamptz(ms));
+	held->time = Max(now - ms, 0) * INT64CONST(1000);
+	values[3] = IntervalPGetDatum(held);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * What holds the horizon back: each backend in a transaction that took an
+ * ID, and each prepared transaction that did, with the time its IDs start
+ * at.  A backend that ends meanwhile may show with the pid of whoever took
+ * its number, or none: the view is for watching, not for deciding.
+ */
+Datum
+idgen_horizon_holders(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int64		now = clock_now_ms();
+
+	registry_require();
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < hz->nbackends; i++)
+	{
+		uint64		ms = pg_atomic_read_u64(&hz->oldest[i]);
+		PGPROC	   *proc;
+
+		if (ms == HORIZON_NONE)
+			continue;
+		proc = idgen_backend_proc(i);
+		horizon_add_holder(rsinfo, proc ? proc->pid : 0, InvalidTransactionId, (int64) ms, now);
+	}
+	LWLockAcquire(hz->lock, LW_SHARED);
+	for (int i = 0; i < hz->nprepared; i++)
+		if (TransactionIdIsInProgress(hz->prepared[i].xid))
+			horizon_add_holder(rsinfo, 0, hz->prepared[i].xid, hz->prepared[i].ms, now);
+	LWLockRelease(hz->lock);
+	return (Datum) 0;
 }

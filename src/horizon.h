@@ -10,6 +10,8 @@
 
 #include "c.h"
 
+#include "capacity.h"
+
 /*
  * The least clock reading (Unix ms) at which this transaction may take an ID
  * without a check: its horizon floor once it took one, PG_INT64_MAX before.
@@ -22,5 +24,6 @@ extern void horizon_shmem_startup(void);
 
 extern int64 horizon_enter(int64 now);
 extern void horizon_redo_prepared(TransactionId xid, int64 ms);
+extern void horizon_capacity(IdgenCapacity *row);
 
 #endif							/* IDGEN_HORIZON_H */

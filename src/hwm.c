@@ -25,11 +25,33 @@
  * marks written without a node id (by idgen 1.2, and the overflow mark)
  * bind every node id.
  *
- * The table of marks has room for every built-in layout and some defined in
- * SQL; layouts that find it full share one overflow mark, named "*", which
- * is also the floor of any layout that gets a mark of its own later.  At
- * startup, marks of layouts defined in SQL that the clock has passed are
- * folded into the overflow mark, so the table holds only marks that matter.
+ * The table of marks holds idgen.max_marks entries, or more when the file
+ * has more lines at server start, so that every mark the file keeps gets an
+ * entry of its own.  A mark that finds the table full is kept in a mark it
+ * shares with others, which binds in every way each of them did; the first
+ * such mark of a server run is logged, and idgen_capacity counts them:
+ *
+ *	- a mark of the default layout, whose epoch may move (idgen.epoch), goes
+ *	  to the layout's mark of every node id, which moves with the epoch;
+ *	- another layout's mark of a node id goes to the overflow mark of the
+ *	  node id ("*" with the node id and node_bits), which binds every layout
+ *	  of that node id, and of every node id under other node_bits; a node
+ *	  id that never generated is not bound by it, so after a clock jump it
+ *	  still starts from the clock;
+ *	- a mark that finds no room even there (another node id's, replayed or
+ *	  read), or of every node id, goes to "*" alone, which binds every
+ *	  layout and node id, in Unix milliseconds.
+ *
+ * The default layout's marks of this node id and of every node id, and the
+ * overflow mark of this node id, never lack an entry: other marks leave
+ * room for them (HWM_RESERVED).  Overflow marks never hold the default
+ * layout's marks, so they need not move with an epoch.  An overflow mark
+ * that layouts generate in starts above every mark that binds any of them,
+ * as their own entries would.
+ *
+ * At startup, marks the clock has passed are folded, the default layout's
+ * into its mark of every node id and the others' into "*", so the table
+ * holds only marks that matter.
  *
  * Marks run HWM_STEP_MS ahead of the newest tick asked for.  When a backend's
  * time comes within half a step of its mark, the backend wakes the "idgen
@@ -66,15 +88,35 @@
 #include "compat.h"
 #include "hwm_shared.h"
 #include "layout.h"
+#include "provenance.h"
 #include "rmgr.h"
 #include "settings.h"
 
 HwmShared  *hwm = NULL;
 
+/* Entries of the table, fixed when the postmaster first asks for it. */
+static int	hwm_nentries = 0;
+
+/*
+ * idgen.max_marks, or room for every line of the file and the marks this
+ * server's node id may need, when the file has more lines (the setting was
+ * lowered, or the file comes from a server that kept more), up to the
+ * setting's maximum: a file of garbage must not take the memory.
+ */
+static int
+hwm_entries(void)
+{
+	if (hwm_nentries == 0)
+		hwm_nentries = Max(idgen_max_marks,
+						   Min(hwm_file_lines() + 1 + HWM_RESERVED, SETTINGS_MAX_MAX_MARKS));
+	return hwm_nentries;
+}
+
 Size
 hwm_shmem_size(void)
 {
-	return MAXALIGN(sizeof(HwmShared));
+	return MAXALIGN(add_size(offsetof(HwmShared, entries),
+							 mul_size(hwm_entries(), sizeof(HwmEntry))));
 }
 
 void
@@ -97,16 +139,30 @@ hwm_mark(HwmEntry *e)
 	return (int64) pg_atomic_read_u64(&e->mark);
 }
 
+/* The overflow mark of every layout and node id. */
 static HwmEntry *
 hwm_overflow(void)
 {
 	return &hwm->entries[0];
 }
 
+/* An overflow mark, of every node id or of one: it keeps Unix ms as they are. */
+static bool
+hwm_is_overflow(const HwmEntry *e)
+{
+	return strcmp(e->name, HWM_OVERFLOW) == 0;
+}
+
+static bool
+hwm_is_default(const char *name)
+{
+	return layout_builtin(name) == layout_default();
+}
+
 static HwmEntry *
 hwm_find(const char *name, int node, int node_bits)
 {
-	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+	for (int i = 0; i < hwm->end; i++)
 	{
 		HwmEntry   *e = &hwm->entries[i];
 
@@ -117,13 +173,32 @@ hwm_find(const char *name, int node, int node_bits)
 	return NULL;
 }
 
-/* A new entry starting at the overflow floor, or NULL when the table is full. */
+/* Is this one of the marks other marks leave room for (HWM_RESERVED)? */
+static bool
+hwm_reserved(const char *name, int node, int node_bits)
+{
+	if (hwm_is_default(name) && node == HWM_ANY_NODE)
+		return true;
+	return node == idgen_node_id && node_bits == idgen_node_bits &&
+		(hwm_is_default(name) || strcmp(name, HWM_OVERFLOW) == 0);
+}
+
+/*
+ * A new entry starting at the overflow floor, or NULL when the table is
+ * full.  At startup (anywhere) a mark may take any free entry, as the table
+ * has room for the whole file; later, marks that are not reserved leave
+ * HWM_RESERVED entries free.
+ */
 static HwmEntry *
-hwm_add(const char *name, int64 epoch_ms, int node, int node_bits)
+hwm_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
 {
 	HwmEntry   *overflow = hwm_overflow();
 
-	for (int i = 1; i < HWM_MAX_ENTRIES; i++)
+	if (hwm->used >= hwm->capacity ||
+		(!anywhere && hwm->used >= hwm->capacity - HWM_RESERVED &&
+		 !hwm_reserved(name, node, node_bits)))
+		return NULL;
+	for (int i = 1; i < hwm->capacity; i++)
 	{
 		HwmEntry   *e = &hwm->entries[i];
 
@@ -132,51 +207,131 @@ hwm_add(const char *name, int64 epoch_ms, int node, int node_bits)
 		strlcpy(e->name, name, NAMEDATALEN);
 		e->node = node;
 		e->node_bits = node == HWM_ANY_NODE ? 0 : node_bits;
-		e->epoch_ms = epoch_ms;
+		e->epoch_ms = strcmp(name, HWM_OVERFLOW) == 0 ? 0 : epoch_ms;
 		e->floor = overflow->floor;
 		e->shared_floor = overflow->floor;
+		e->epoch_later = false;
 		pg_atomic_write_u64(&e->mark, (uint64) overflow->floor);
 		pg_atomic_write_u64(&e->requested, 0);
 		pg_atomic_write_u64(&e->retired, 0);
 		pg_atomic_write_u64(&e->confirmed, 0);
+		hwm->used++;
+		hwm->end = Max(hwm->end, i + 1);
 		return e;
 	}
 	return NULL;
 }
 
 /*
+ * Frees an entry whose mark another one now holds: only at startup.  Its
+ * marks are cleared, so that the writer, which reads them without the
+ * lock, finds nothing to confirm there.
+ */
+static void
+hwm_remove(HwmEntry *e)
+{
+	memset(e->name, 0, NAMEDATALEN);
+	pg_atomic_write_u64(&e->mark, 0);
+	pg_atomic_write_u64(&e->requested, 0);
+	pg_atomic_write_u64(&e->retired, 0);
+	pg_atomic_write_u64(&e->confirmed, 0);
+	hwm->used--;
+}
+
+static HwmEntry *
+hwm_find_or_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+{
+	HwmEntry   *e = hwm_find(name, node, node_bits);
+
+	return e ? e : hwm_add(name, epoch_ms, node, node_bits, anywhere);
+}
+
+/*
  * Raises e's mark and floor to at least mark, counted from epoch_ms.  The
- * overflow mark serves layouts of any epoch, so it keeps Unix milliseconds
+ * overflow marks serve layouts of any epoch, so they keep Unix milliseconds
  * as they are.
  */
 static void
 hwm_merge(HwmEntry *e, int64 epoch_ms, int64 mark)
 {
-	if (e != hwm_overflow())
+	if (!hwm_is_overflow(e))
 		mark = hwm_convert(mark, epoch_ms, e->epoch_ms);
 	e->floor = Max(e->floor, mark);
 	if (mark > (int64) pg_atomic_read_u64(&e->mark))
 		pg_atomic_write_u64(&e->mark, (uint64) mark);
 }
 
-/* The entry of a layout and node id, added if need be; the overflow entry when full. */
-static HwmEntry *
-hwm_entry(const char *name, int64 epoch_ms, int node, int node_bits)
+/* Counts a mark that found no entry of its own, and logs the first one. */
+static void
+hwm_note_full(const char *name, int node, const HwmEntry *shared)
 {
-	HwmEntry   *e = hwm_find(name, node, node_bits);
-
-	if (e == NULL)
-		e = hwm_add(name, epoch_ms, node, node_bits);
-	return e ? e : hwm_overflow();
+	hwm->overflows++;
+	hwm->last_overflow = GetCurrentTimestamp();
+	if (hwm->full_warned)
+		return;
+	hwm->full_warned = true;
+	ereport(WARNING,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("table of idgen high-water marks is full"),
+			 errdetail("The mark of layout \"%s\" for %s is kept in a mark it shares (\"%s\" for %s), which holds back every layout it binds until the clock passes it; IDs stay unique.",
+					   name,
+					   node == HWM_ANY_NODE ? "every node id" : psprintf("node id %d", node),
+					   shared->name,
+					   shared->node == HWM_ANY_NODE ? "every node id" : psprintf("node id %d", shared->node)),
+			 errhint("Raise %s and restart the server; the table has %d entries.",
+					 "idgen.max_marks", hwm->capacity)));
 }
 
-/* Can IDs below other's mark equal IDs e's node id makes in e's layout? */
-static bool
-hwm_binds(const HwmEntry *other, const HwmEntry *e)
+/*
+ * Where a mark that found the table full is kept, binding every layout,
+ * node id, node_bits and epoch it did (the header comment says which).
+ */
+static HwmEntry *
+hwm_entry_shared(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
 {
-	return other != e && strcmp(other->name, e->name) == 0 &&
-		(other->node == HWM_ANY_NODE || other->node == e->node ||
-		 other->node_bits != e->node_bits);
+	HwmEntry   *e;
+
+	if (hwm_is_default(name))
+	{
+		e = hwm_find_or_add(name, epoch_ms, HWM_ANY_NODE, 0, anywhere);
+		/* HWM_RESERVED keeps room for it. */
+		if (e == NULL)
+			elog(ERROR, "idgen: no room for the mark of layout \"%s\" of every node id", name);
+	}
+	else
+	{
+		e = NULL;
+		if (node != HWM_ANY_NODE)
+			e = hwm_find_or_add(HWM_OVERFLOW, 0, node, node_bits, anywhere);
+		if (e == NULL)
+			e = hwm_overflow();
+	}
+	hwm_note_full(name, node, e);
+	return e;
+}
+
+/*
+ * The entry of a layout and node id, added if need be; a shared one when
+ * the table is full.
+ */
+static HwmEntry *
+hwm_entry(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+{
+	HwmEntry   *e = hwm_find_or_add(name, epoch_ms, node, node_bits, anywhere);
+
+	return e ? e : hwm_entry_shared(name, epoch_ms, node, node_bits, anywhere);
+}
+
+/*
+ * Can IDs below other's mark equal IDs that a node id, under node_bits,
+ * makes in layout name?  Overflow marks stand for every layout.
+ */
+static bool
+hwm_binds(const HwmEntry *other, const char *name, int node, int node_bits)
+{
+	return other->name[0] != '\0' &&
+		(hwm_is_overflow(other) || strcmp(other->name, name) == 0) &&
+		(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);
 }
 
 static void
@@ -193,18 +348,18 @@ hwm_set_corrupt(const char *detail)
 
 /* The entry a mark read from the file or the WAL belongs to. */
 static HwmEntry *
-hwm_entry_named(const char *name, int64 epoch_ms, int node, int node_bits)
+hwm_entry_named(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
 {
-	if (strcmp(name, HWM_OVERFLOW) == 0)
+	if (strcmp(name, HWM_OVERFLOW) == 0 && node == HWM_ANY_NODE)
 		return hwm_overflow();
-	return hwm_entry(name, epoch_ms, node, node_bits);
+	return hwm_entry(name, epoch_ms, node, node_bits, anywhere);
 }
 
 /* A line of the file, at startup (hwm_file_load). */
 void
 hwm_load_mark(const char *name, int64 epoch_ms, int64 mark, int node, int node_bits)
 {
-	hwm_merge(hwm_entry_named(name, epoch_ms, node, node_bits), epoch_ms, mark);
+	hwm_merge(hwm_entry_named(name, epoch_ms, node, node_bits, true), epoch_ms, mark);
 }
 
 /* A built-in layout's epoch changed (idgen.epoch): its marks move with it. */
@@ -228,48 +383,66 @@ hwm_move_epoch(HwmEntry *e, const IdgenLayout *layout)
 }
 
 /*
- * Built-in layouts always have marks of their own, of every node id, as
- * their epoch may move (idgen.epoch) and the overflow mark does not move
- * with it; marks of layouts defined in SQL that the clock has passed
- * protect nothing the overflow mark cannot, so they are folded into it,
- * keeping the table for the marks that matter.
+ * Marks of built-in layouts move with their epochs (only the default
+ * layout's can change).  Then marks the clock has passed protect nothing
+ * that a mark of every node id cannot, so they are folded: the default
+ * layout's into its mark of every node id, which moves with the epoch, the
+ * others' into the overflow mark, keeping the table for the marks that
+ * matter.
  */
 static void
 hwm_arrange_entries(void)
 {
 	int64		now = clock_now_ms();
-	const IdgenLayout *layout;
+	const IdgenLayout *def = layout_default();
 
-	for (int i = 1; i < HWM_MAX_ENTRIES; i++)
+	for (int i = 1; i < hwm->end; i++)
 	{
 		HwmEntry   *e = &hwm->entries[i];
+		const IdgenLayout *builtin = layout_builtin(e->name);
 
-		if (e->name[0] == '\0' || layout_builtin(e->name) != NULL ||
-			(int64) pg_atomic_read_u64(&e->mark) > now)
-			continue;
-		hwm_merge(hwm_overflow(), 0, (int64) pg_atomic_read_u64(&e->mark));
-		memset(e->name, 0, NAMEDATALEN);
+		if (e->name[0] != '\0' && builtin != NULL)
+			hwm_move_epoch(e, builtin);
 	}
-	for (int i = 0; (layout = layout_builtin_at(i)) != NULL; i++)
-		for (int j = 1; j < HWM_MAX_ENTRIES; j++)
-			if (strcmp(hwm->entries[j].name, layout->name) == 0)
-				hwm_move_epoch(&hwm->entries[j], layout);
+	for (int i = 1; i < hwm->end; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+		HwmEntry   *into;
+
+		if (e->name[0] == '\0' || (int64) pg_atomic_read_u64(&e->mark) > now)
+			continue;
+		if (!hwm_is_default(e->name))
+			into = hwm_overflow();
+		else if (e->node == HWM_ANY_NODE)
+			continue;
+		else
+			into = hwm_find_or_add(def->name, def->epoch_ms, HWM_ANY_NODE, 0, true);
+		hwm_merge(into, e->epoch_ms, (int64) pg_atomic_read_u64(&e->mark));
+		into->epoch_later |= e->epoch_later;
+		hwm_remove(e);
+	}
 }
 
-/* Runs in the postmaster at startup and after every crash reinitialisation. */
+/*
+ * Runs in the postmaster at startup and after every crash reinitialisation.
+ * The file is written at once when it was missing, so that a directory that
+ * ran idgen always has one (provenance.c tells a lost file by that).
+ */
 void
 hwm_shmem_startup(void)
 {
 	bool		found;
+	bool		file_found;
 	char		detail[sizeof(hwm->corrupt_detail)];
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	hwm = ShmemInitStruct("idgen high-water marks", hwm_shmem_size(), &found);
 	if (!found)
 	{
-		memset(hwm, 0, sizeof(HwmShared));
+		memset(hwm, 0, hwm_shmem_size());
 		hwm->lock = &(GetNamedLWLockTranche("idgen mark"))[0].lock;
-		for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+		hwm->capacity = hwm_entries();
+		for (int i = 0; i < hwm->capacity; i++)
 		{
 			pg_atomic_init_u64(&hwm->entries[i].mark, 0);
 			pg_atomic_init_u64(&hwm->entries[i].requested, 0);
@@ -279,18 +452,30 @@ hwm_shmem_startup(void)
 		ConditionVariableInit(&hwm->confirmed_cv);
 		strlcpy(hwm_overflow()->name, HWM_OVERFLOW, NAMEDATALEN);
 		hwm_overflow()->node = HWM_ANY_NODE;
-		if (hwm_file_load(detail, sizeof(detail)))
+		hwm->used = hwm->end = 1;
+		if (hwm_file_load(detail, sizeof(detail), &file_found))
+		{
 			hwm_arrange_entries();
+			if (provenance_settle(file_found))
+				hwm_file_write(NULL);
+		}
 		else
+		{
+			/* generation refuses for the file, which is left as it is */
 			hwm_set_corrupt(detail);
+			(void) provenance_settle(true);
+		}
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
 /*
- * The mark of a layout, for as long as the server runs.  A layout defined in
- * SQL and defined again with another epoch keeps the mark of the old one, in
- * Unix milliseconds (README: redefining a layout starts a new numbering).
+ * The mark of a layout, for as long as the server runs: its own entry for
+ * this node id, or the overflow mark of the node id when the table is
+ * full, raised above every mark that binds the layout here.  A layout
+ * defined in SQL and defined again with another epoch keeps the mark of
+ * the old one, in Unix milliseconds (README: redefining a layout starts a
+ * new numbering).
  */
 HwmEntry *
 hwm_attach(const IdgenLayout *layout)
@@ -298,16 +483,18 @@ hwm_attach(const IdgenLayout *layout)
 	HwmEntry   *e;
 
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	e = hwm_entry(layout->name, layout->epoch_ms, idgen_node_id, idgen_node_bits);
-	for (int i = 1; e != hwm_overflow() && i < HWM_MAX_ENTRIES; i++)
+	e = hwm_entry(layout->name, layout->epoch_ms, idgen_node_id, idgen_node_bits, false);
+	for (int i = 0; i < hwm->end; i++)
 	{
 		HwmEntry   *other = &hwm->entries[i];
 		int64		bound;
 
-		if (!hwm_binds(other, e))
+		if (other == e || !hwm_binds(other, layout->name, idgen_node_id, idgen_node_bits))
 			continue;
 		bound = Max(other->floor, hwm_mark(other));
-		e->shared_floor = Max(e->shared_floor, bound);
+		/* what holds back a node id new to the layout too */
+		if (other->node == HWM_ANY_NODE || other->node_bits != idgen_node_bits)
+			e->shared_floor = Max(e->shared_floor, bound);
 		e->epoch_later |= other->epoch_later;
 		hwm_merge(e, e->epoch_ms, bound);
 	}
@@ -322,7 +509,7 @@ hwm_attach(const IdgenLayout *layout)
 int64
 hwm_shared_floor(const HwmEntry *e)
 {
-	return e == hwm_overflow() ? e->floor : e->shared_floor;
+	return e->node == HWM_ANY_NODE ? e->floor : e->shared_floor;
 }
 
 int64
@@ -370,15 +557,18 @@ hwm_epoch_later_until(const HwmEntry *e)
 static void
 hwm_raise_locked(HwmEntry *target, int64 ms)
 {
-	int64		marks[HWM_MAX_ENTRIES];
+	int			n = hwm->end;
+	int64	   *marks;
+	bool	   *raised;
 	int64		now = clock_now_ms();
-	bool		raised[HWM_MAX_ENTRIES] = {false};
 	bool		any = false;
 	XLogRecPtr	end = InvalidXLogRecPtr;
 
 	if (hwm->corrupt)
 		return;					/* keep the evidence; hwm_reserve refuses */
-	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+	marks = palloc(n * sizeof(int64));
+	raised = palloc0(n * sizeof(bool));
+	for (int i = 0; i < n; i++)
 	{
 		HwmEntry   *e = &hwm->entries[i];
 		int64		want = (int64) pg_atomic_read_u64(&e->requested);
@@ -391,20 +581,23 @@ hwm_raise_locked(HwmEntry *target, int64 ms)
 		marks[i] = Max(want, now) + HWM_STEP_MS;
 		raised[i] = any = true;
 	}
-	if (!any)
-		return;
-	hwm_file_write(marks);
-	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+	if (any)
 	{
-		HwmEntry   *e = &hwm->entries[i];
+		hwm_file_write(marks);
+		for (int i = 0; i < n; i++)
+		{
+			HwmEntry   *e = &hwm->entries[i];
 
-		if (raised[i])
-			end = rmgr_log_mark(e->name, e->epoch_ms, marks[i], e->node, e->node_bits);
+			if (raised[i])
+				end = rmgr_log_mark(e->name, e->epoch_ms, marks[i], e->node, e->node_bits);
+		}
+		XLogFlush(end);
+		for (int i = 0; i < n; i++)
+			if (raised[i])
+				pg_atomic_write_u64(&hwm->entries[i].mark, (uint64) marks[i]);
 	}
-	XLogFlush(end);
-	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
-		if (raised[i])
-			pg_atomic_write_u64(&hwm->entries[i].mark, (uint64) marks[i]);
+	pfree(marks);
+	pfree(raised);
 }
 
 /* Raises marks as hwm_raise_locked() does, taking the lock. */
@@ -413,6 +606,36 @@ hwm_raise(HwmEntry *target, int64 ms)
 {
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
 	hwm_raise_locked(target, ms);
+	LWLockRelease(hwm->lock);
+}
+
+/*
+ * Raises every mark, the overflow mark too, past ms, and writes the file
+ * even when none moved, with what provenance.c puts in it.
+ */
+void
+hwm_raise_all(int64 ms)
+{
+	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
+	if (hwm->corrupt)
+	{
+		LWLockRelease(hwm->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("idgen high-water mark file \"%s\" is unreadable", HWM_FILE),
+				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
+	}
+	for (int i = 0; i < hwm->end; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+		uint64		requested = pg_atomic_read_u64(&e->requested);
+
+		while (e->name[0] != '\0' && requested < (uint64) ms &&
+			   !pg_atomic_compare_exchange_u64(&e->requested, &requested, (uint64) ms))
+			;
+	}
+	hwm_raise_locked(NULL, -1);
+	hwm_file_write(NULL);
 	LWLockRelease(hwm->lock);
 }
 
@@ -487,6 +710,20 @@ hwm_wait_confirmed(HwmEntry *e, int64 ms)
 	ConditionVariableCancelSleep();
 }
 
+/* The table's row of idgen_capacity. */
+void
+hwm_capacity(IdgenCapacity *row)
+{
+	row->name = "marks";
+	row->setting = "idgen.max_marks";
+	LWLockAcquire(hwm->lock, LW_SHARED);
+	row->capacity = hwm->capacity;
+	row->in_use = hwm->used;
+	row->overflows = hwm->overflows;
+	row->last_overflow = hwm->last_overflow;
+	LWLockRelease(hwm->lock);
+}
+
 /*
  * Replay of a mark (rmgr.c), on a standby or in crash recovery: nothing is
  * generated during recovery, so the floor follows the mark, and the file
@@ -498,11 +735,10 @@ void
 hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int node_bits)
 {
 	HwmEntry   *e;
-	int64		marks[HWM_MAX_ENTRIES];
 
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	e = hwm_entry_named(layout, epoch_ms, node, node_bits);
-	if (e != hwm_overflow())
+	e = hwm_entry_named(layout, epoch_ms, node, node_bits, false);
+	if (!hwm_is_overflow(e))
 		mark_ms = hwm_convert(mark_ms, epoch_ms, e->epoch_ms);
 	if (mark_ms > hwm_mark(e))
 	{
@@ -516,9 +752,7 @@ hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int n
 							 HWM_FILE)));
 		}
 		hwm_merge(e, e->epoch_ms, mark_ms);
-		for (int i = 0; i < HWM_MAX_ENTRIES; i++)
-			marks[i] = hwm_mark(&hwm->entries[i]);
-		hwm_file_write(marks);
+		hwm_file_write(NULL);
 	}
 	LWLockRelease(hwm->lock);
 }

@@ -7,6 +7,7 @@
 #ifndef IDGEN_HWM_H
 #define IDGEN_HWM_H
 
+#include "capacity.h"
 #include "layout.h"
 
 /*
@@ -33,7 +34,9 @@ extern void hwm_retire(HwmEntry *entry, int64 tick_start_ms);
 extern int64 hwm_retired(HwmEntry *entry);
 extern int64 hwm_epoch_later_until(const HwmEntry *entry);
 extern bool hwm_reserve(HwmEntry *entry, int64 tick_start_ms);
+extern void hwm_raise_all(int64 ms);
 extern void hwm_wait_confirmed(HwmEntry *entry, int64 tick_start_ms);
+extern void hwm_capacity(IdgenCapacity *row);
 extern void hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms,
 						  int node, int node_bits);
 

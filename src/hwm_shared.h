@@ -8,6 +8,7 @@
 #ifndef IDGEN_HWM_SHARED_H
 #define IDGEN_HWM_SHARED_H
 
+#include "datatype/timestamp.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/latch.h"
@@ -16,8 +17,15 @@
 #include "hwm.h"
 
 #define HWM_FILE		"idgen_hwm"
-#define HWM_MAX_ENTRIES 64
 #define HWM_OVERFLOW	"*"
+
+/*
+ * Entries that marks of other node ids and layouts leave free: those this
+ * server's node id may need whatever the table holds, the default layout's
+ * and the overflow mark's of its node id, and the default layout's of
+ * every node id (hwm.c).
+ */
+#define HWM_RESERVED	3
 
 /*
  * A layout's mark for one node id (or every node id).  Locking, field by
@@ -31,8 +39,10 @@
  *	  shared_floor and epoch_later without it, through the entry that
  *	  hwm_attach() returned under the lock: that orders their reads after
  *	  every write made before, and a later write only raises a floor by
- *	  bounds the reader already had (another attach), or happens during
- *	  recovery, when nothing generates.  They are aligned 8-byte words and
+ *	  bounds the reader already had (another attach), or, in an overflow
+ *	  mark that layouts share, by another layout's bounds, which only makes
+ *	  the reader start later, or happens during recovery, when nothing
+ *	  generates.  They are aligned 8-byte words and
  *	  bools, read whole.
  *	mark: atomic.  Raised under the lock, only after the new value is
  *	  durable (file fsynced, WAL flushed); read without it on the hot path,
@@ -66,7 +76,10 @@ struct HwmEntry
  * The table.  lock also serialises raising marks and writing the file;
  * corrupt and corrupt_detail are set at startup, before any backend;
  * writer_latch is set and cleared by the writer alone and read once by
- * whoever wakes it; restore_warned is written under the lock in redo.
+ * whoever wakes it; restore_warned, full_warned, used, end, overflows and
+ * last_overflow are written under the lock.  capacity is fixed at startup.
+ * end only grows while the server runs, so a reader without the lock that
+ * reads it once scans every entry in use then, and maybe some unused ones.
  */
 typedef struct HwmShared
 {
@@ -76,7 +89,13 @@ typedef struct HwmShared
 	Latch	   *writer_latch;	/* the mark writer, when running */
 	ConditionVariable confirmed_cv; /* broadcast when marks are confirmed */
 	bool		restore_warned;
-	HwmEntry	entries[HWM_MAX_ENTRIES];	/* [0] is the overflow mark */
+	bool		full_warned;	/* the table was found full this run */
+	int			capacity;		/* entries[] */
+	int			used;			/* entries in use, the overflow mark's included */
+	int			end;			/* every entry in use is below it */
+	int64		overflows;		/* marks that found no entry of their own */
+	TimestampTz last_overflow;
+	HwmEntry	entries[FLEXIBLE_ARRAY_MEMBER]; /* [0]: overflow mark of every node id */
 } HwmShared;
 
 extern HwmShared *hwm;
@@ -88,7 +107,8 @@ extern void hwm_raise(HwmEntry *target, int64 ms);
 extern bool hwm_sync_wanted(void);
 
 /* hwm_file.c */
-extern bool hwm_file_load(char *detail, Size detail_size);
+extern int	hwm_file_lines(void);
+extern bool hwm_file_load(char *detail, Size detail_size, bool *found);
 extern void hwm_file_write(const int64 *marks);
 
 #endif							/* IDGEN_HWM_SHARED_H */

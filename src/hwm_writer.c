@@ -29,10 +29,11 @@ PGDLLEXPORT void hwm_writer_main(Datum arg);
 static void
 hwm_confirm(void)
 {
-	int64		marks[HWM_MAX_ENTRIES];
+	int			n = hwm->end;	/* read once: entries above it are unused */
+	int64	   *marks = palloc(n * sizeof(int64));
 	XLogRecPtr	flushed;
 
-	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+	for (int i = 0; i < n; i++)
 		marks[i] = hwm_mark(&hwm->entries[i]);
 	/* Published marks are flushed, so this covers their records. */
 	flushed = GetFlushRecPtr(NULL);
@@ -41,7 +42,7 @@ hwm_confirm(void)
 	SyncRepWaitForLSN(flushed, false);
 	RESUME_INTERRUPTS();
 	CHECK_FOR_INTERRUPTS();
-	for (int i = 0; i < HWM_MAX_ENTRIES; i++)
+	for (int i = 0; i < n; i++)
 	{
 		pg_atomic_uint64 *confirmed = &hwm->entries[i].confirmed;
 		uint64		old = pg_atomic_read_u64(confirmed);
@@ -50,6 +51,7 @@ hwm_confirm(void)
 			   !pg_atomic_compare_exchange_u64(confirmed, &old, (uint64) marks[i]))
 			;
 	}
+	pfree(marks);
 	ConditionVariableBroadcast(&hwm->confirmed_cv);
 }
 

@@ -14,6 +14,7 @@
 #include "horizon.h"
 #include "hwm.h"
 #include "layout.h"
+#include "provenance.h"
 #include "registry.h"
 #include "rmgr.h"
 #include "settings.h"
@@ -34,6 +35,7 @@ idgen_shmem_request(void)
 	registry_shmem_request();
 	hwm_shmem_request();
 	clone_shmem_request();
+	provenance_shmem_request();
 	horizon_shmem_request();
 	stats_shmem_request();
 }
@@ -44,6 +46,7 @@ idgen_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	registry_shmem_startup();
+	provenance_shmem_startup();	/* before hwm.c reads its line of idgen_hwm */
 	hwm_shmem_startup();
 	clone_shmem_startup();
 	horizon_shmem_startup();

@@ -112,6 +112,12 @@ typedef struct RegistryShared
 	LWLock	   *shared_slot_lock;	/* generation in the shared slot */
 	LWLock	   *layout_lock;	/* which definition each layout state holds */
 	uint64		incarnations;	/* layout states given to a definition so far */
+	/* idgen_capacity: under claim_lock */
+	int64		slots_full;		/* backends that found every slot taken */
+	TimestampTz slots_full_at;
+	/* idgen_capacity: under layout_lock */
+	int64		states_recycled;	/* states given up while in use */
+	TimestampTz states_recycled_at;
 	int			nslots;
 	LayoutStatePadded *layouts; /* [REGISTRY_MAX_LAYOUTS] */
 	RegistrySlotPadded *slots;	/* [nslots] */
@@ -199,14 +205,35 @@ registry_release_slot(int index)
 }
 
 /*
+ * Counts a backend that found every dedicated slot taken (not its tries
+ * again each RECLAIM_INTERVAL_MS: again), and logs the first.  The caller
+ * holds claim_lock.
+ */
+static void
+registry_note_slots_full(bool again)
+{
+	if (again)
+		return;
+	if (registry->slots_full++ == 0)
+		ereport(LOG,
+				(errmsg("idgen: every worker id is taken; backends without one generate in the shared worker id %d, one at a time",
+						registry_shared_index()),
+				 errdetail("idgen.node_bits = %d leaves %d worker ids to each node id.",
+						   idgen_node_bits, registry->nslots),
+				 errhint("Generate IDs from fewer backends at once, for example through a connection pooler.")));
+	registry->slots_full_at = GetCurrentTimestamp();
+}
+
+/*
  * Claims the first free dedicated slot, or returns NULL when all are taken.
  * The slot keeps its generator state and newest millisecond, from which the
  * new holder starts (generator.c); only the holder's counters start over.
  * The caller gives it back with registry_release_slot(), and must have made
- * sure that it will, exit included, before claiming.
+ * sure that it will, exit included, before claiming.  again says that the
+ * caller is in the shared slot already, trying for a slot of its own.
  */
 RegistrySlot *
-registry_claim_slot(int *index)
+registry_claim_slot(int *index, bool again)
 {
 	RegistrySlot *slot = NULL;
 	int			i;
@@ -227,6 +254,8 @@ registry_claim_slot(int *index)
 		*index = i;
 		break;
 	}
+	if (slot == NULL)
+		registry_note_slots_full(again);
 	LWLockRelease(registry->claim_lock);
 
 	return slot;
@@ -278,6 +307,21 @@ registry_find_layout(const LayoutKey *key, uint32 hash, bool *found)
 }
 
 /*
+ * Counts a state given up for another definition while in use, and logs the
+ * first.  The caller holds layout_lock.
+ */
+static void
+registry_note_recycled(void)
+{
+	if (registry->states_recycled++ == 0)
+		ereport(LOG,
+				(errmsg("idgen: all %d layout states are in use; the one idle longest is given up for another layout",
+						REGISTRY_MAX_LAYOUTS),
+				 errdetail("Layouts without a worker field for this server generate in a state shared by the server's backends. A layout whose state was given up starts a new one in its next tick.")));
+	registry->states_recycled_at = GetCurrentTimestamp();
+}
+
+/*
  * Finds or starts the state of a layout definition and returns it locked,
  * noting where it is in *ref.  A state given up for it leaves where it
  * ended with its own layout's mark (hwm_retire), for registry_state_floor().
@@ -300,7 +344,10 @@ registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef 
 	if (!found)
 	{
 		if (state->incarnation != 0)
+		{
 			hwm_retire(state->hwm, state->gen.last_ms);
+			registry_note_recycled();
+		}
 		memset(&state->gen, 0, sizeof(state->gen));
 		state->key = key;
 		state->hash = hash;
@@ -374,6 +421,36 @@ registry_unlock_state(const LayoutStateRef *ref)
 {
 	LWLockRelease(ref == NULL ? registry->shared_slot_lock :
 				  registry->layouts[ref->index].state.lock);
+}
+
+/* The rows of idgen_capacity for the worker ids and the layout states. */
+void
+registry_capacity(IdgenCapacity *slots, IdgenCapacity *states)
+{
+	registry_require();
+	slots->name = "worker_ids";
+	slots->setting = "idgen.node_bits";
+	slots->capacity = registry_shared_index();
+	slots->in_use = 0;
+	LWLockAcquire(registry->claim_lock, LW_SHARED);
+	for (int i = 0; i < registry_shared_index(); i++)
+		if (registry->slots[i].slot.pid != 0)
+			slots->in_use++;
+	slots->overflows = registry->slots_full;
+	slots->last_overflow = registry->slots_full_at;
+	LWLockRelease(registry->claim_lock);
+
+	states->name = "layout_states";
+	states->setting = NULL;
+	states->capacity = REGISTRY_MAX_LAYOUTS;
+	states->in_use = 0;
+	LWLockAcquire(registry->layout_lock, LW_SHARED);
+	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
+		if (registry->layouts[i].state.incarnation != 0)
+			states->in_use++;
+	states->overflows = registry->states_recycled;
+	states->last_overflow = registry->states_recycled_at;
+	LWLockRelease(registry->layout_lock);
 }
 
 #define WORKERS_COLS 10

@@ -10,6 +10,7 @@
 #include "datatype/timestamp.h"
 #include "storage/lwlock.h"
 
+#include "capacity.h"
 #include "hwm.h"
 #include "step.h"
 
@@ -47,7 +48,7 @@ extern void registry_shmem_startup(void);
 
 extern void registry_require(void);
 extern int	registry_shared_index(void);
-extern RegistrySlot *registry_claim_slot(int *index);
+extern RegistrySlot *registry_claim_slot(int *index, bool again);
 extern void registry_release_slot(int index);
 /*
  * A backend's memory of where a layout definition's shared state is: its
@@ -65,5 +66,6 @@ typedef struct LayoutStateRef
 extern GenState *registry_lock_state(const IdgenLayout *layout, HwmEntry *hwm,
 									 LayoutStateRef *ref, int64 *floor);
 extern void registry_unlock_state(const LayoutStateRef *ref);
+extern void registry_capacity(IdgenCapacity *slots, IdgenCapacity *states);
 
 #endif							/* IDGEN_REGISTRY_H */

@@ -26,6 +26,7 @@
 int			idgen_node_id = 0;
 int			idgen_node_bits = IDGEN_DEFAULT_NODE_BITS;
 char	   *idgen_epoch = NULL;
+int			idgen_max_marks = SETTINGS_DEFAULT_MAX_MARKS;
 IdgenLimits idgen_limits = {.max_lead_ms = 1000, .max_clock_regression_ms = 10000};
 int			idgen_clock_offset_ms = 0;
 
@@ -100,6 +101,7 @@ define_postmaster_settings(void)
 	char	   *node_id = configured_value("idgen.node_id");
 	char	   *node_bits = configured_value("idgen.node_bits");
 	char	   *epoch = configured_value("idgen.epoch");
+	char	   *max_marks = configured_value("idgen.max_marks");
 
 	DefineCustomIntVariable("idgen.node_id",
 							"Node id of this server, different on every server that generates IDs.",
@@ -122,10 +124,18 @@ define_postmaster_settings(void)
 							   IDGEN_DEFAULT_EPOCH,
 							   PGC_POSTMASTER, 0,
 							   settings_check_epoch, NULL, NULL);
+	DefineCustomIntVariable("idgen.max_marks",
+							"Entries of the shared table of high-water marks.",
+							"Marks that find it full share a mark with other layouts.",
+							&idgen_max_marks,
+							SETTINGS_DEFAULT_MAX_MARKS, SETTINGS_MIN_MAX_MARKS, SETTINGS_MAX_MAX_MARKS,
+							PGC_POSTMASTER, 0,
+							NULL, NULL, NULL);
 
 	check_configured_value("idgen.node_bits", node_bits, true);
 	check_configured_value("idgen.epoch", epoch, true);
 	check_configured_value("idgen.node_id", node_id, false);
+	check_configured_value("idgen.max_marks", max_marks, false);
 	/* A default node id is how two servers end up sharing one. */
 	if (node_id == NULL)
 		note_bad_setting("idgen.node_id",

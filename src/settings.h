@@ -8,9 +8,20 @@
 #define SETTINGS_MAX_LEAD_MS				60000
 #define SETTINGS_MAX_CLOCK_REGRESSION_MS	3600000
 
+/*
+ * Entries of the table of high-water marks: by default room for a mark of
+ * each of the server's 1024 layout states (registry.c) under four node ids
+ * or node_bits, and for the built-in layouts' under many more; each takes
+ * about 140 bytes of shared memory.
+ */
+#define SETTINGS_DEFAULT_MAX_MARKS	4096
+#define SETTINGS_MIN_MAX_MARKS		64
+#define SETTINGS_MAX_MAX_MARKS		65536
+
 extern int	idgen_node_id;
 extern int	idgen_node_bits;
 extern char *idgen_epoch;
+extern int	idgen_max_marks;
 /*
  * How far generation may run ahead of the clock, and the clock fall behind
  * it: the step reads them through its plan (step.h), as a reload may

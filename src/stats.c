@@ -63,6 +63,8 @@ typedef struct StatsShared
 {
 	LWLock	   *lock;
 	uint64		incarnations;
+	int64		dropped;		/* definitions whose counts were dropped */
+	TimestampTz dropped_at;
 	StatsEntry	entries[STATS_MAX_ENTRIES];
 } StatsShared;
 
@@ -139,6 +141,22 @@ stats_nothing(const StatsCounters *c)
 }
 
 /*
+ * Counts a definition whose counts are dropped for another's, and logs the
+ * first.  The caller holds the lock exclusively.
+ */
+static void
+stats_note_dropped(const StatsEntry *e)
+{
+	if (stats->dropped++ == 0)
+		ereport(LOG,
+				(errmsg("idgen: idgen_stats holds %d layout definitions; the counts of the one published least recently are dropped",
+						STATS_MAX_ENTRIES),
+				 errdetail("The counts of layout \"%s\" are dropped. The column stats_reset says since when each row counts.",
+						   e->key.name)));
+	stats->dropped_at = GetCurrentTimestamp();
+}
+
+/*
  * The entry of l's definition, or the one to give it: unused, else the one
  * published least recently.  The caller holds the lock exclusively.
  */
@@ -160,6 +178,8 @@ stats_entry(const StatsLocal *l)
 			  pg_atomic_read_u64(&e->published) < pg_atomic_read_u64(&victim->published))))
 			victim = e;
 	}
+	if (victim->incarnation != 0)
+		stats_note_dropped(victim);
 	for (int c = 0; c < STATS_NCOUNTERS; c++)
 		pg_atomic_write_u64(&victim->counts[c], 0);
 	victim->incarnation = ++stats->incarnations;
@@ -380,6 +400,24 @@ idgen_stats(PG_FUNCTION_ARGS)
 			stats_add_row(rsinfo, &stats->entries[i], now);
 	LWLockRelease(stats->lock);
 	return (Datum) 0;
+}
+
+/* The row of idgen_capacity for this table. */
+void
+stats_capacity(IdgenCapacity *row)
+{
+	registry_require();
+	row->name = "stats";
+	row->setting = NULL;
+	row->capacity = STATS_MAX_ENTRIES;
+	row->in_use = 0;
+	LWLockAcquire(stats->lock, LW_SHARED);
+	for (int i = 0; i < STATS_MAX_ENTRIES; i++)
+		if (stats->entries[i].incarnation != 0)
+			row->in_use++;
+	row->overflows = stats->dropped;
+	row->last_overflow = stats->dropped_at;
+	LWLockRelease(stats->lock);
 }
 
 /* Zeroes every layout's counts. */

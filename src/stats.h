@@ -7,6 +7,7 @@
 #ifndef IDGEN_STATS_H
 #define IDGEN_STATS_H
 
+#include "capacity.h"
 #include "hwm.h"
 #include "layout.h"
 
@@ -40,5 +41,6 @@ extern StatsLocal *stats_local(const IdgenLayout *layout, HwmEntry *hwm);
 extern StatsCounters *stats_pending(StatsLocal *local);
 extern void stats_track(StatsLocal *local, struct GenState *own);
 extern void stats_untrack(StatsLocal *local, struct GenState *own);
+extern void stats_capacity(IdgenCapacity *row);
 
 #endif							/* IDGEN_STATS_H */

@@ -1,5 +1,6 @@
 # More generating backends than worker slots: the extra ones share the last
-# slot under a lock instead of failing, and the view counts them.
+# slot under a lock instead of failing, and the views count them; the log
+# says so once.
 use strict;
 use warnings;
 use FindBin;
@@ -32,6 +33,12 @@ is($node->safe_psql('postgres', q(
 ok($node->safe_psql('postgres',
 	'SELECT ids_issued FROM idgen_workers WHERE is_shared') >= 100000,
 	'the shared slot counts the IDs made through it');
+is($node->safe_psql('postgres', q(
+	SELECT capacity, overflows >= 5, last_overflow IS NOT NULL
+	FROM idgen_capacity WHERE name = 'worker_ids')), '3|t|t',
+	'idgen_capacity counts the backends that found every worker id taken');
+my @logged = slurp_file($node->logfile) =~ /LOG:  idgen: every worker id is taken/g;
+is(scalar @logged, 1, 'the log says so once');
 
 $node->stop;
 done_testing();

@@ -29,6 +29,8 @@ like($err, qr/idgen must be loaded via shared_preload_libraries/, 'the view says
 like($err, qr/idgen must be loaded via shared_preload_libraries/, 'and idgen_stats');
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_stats_reset()');
 like($err, qr/idgen must be loaded via shared_preload_libraries/, 'and idgen_stats_reset()');
+($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM idgen_capacity');
+like($err, qr/idgen must be loaded via shared_preload_libraries/, 'and idgen_capacity');
 
 is($node->safe_psql('postgres',
 	"SET TimeZone = 'UTC'; SELECT ts FROM idgen_decode(4194304000)"),

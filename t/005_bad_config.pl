@@ -85,6 +85,10 @@ like($err, qr/HINT:  Set idgen.epoch back to the date it had/, 'the hint says wh
 like(slurp_file($node->logfile), qr/the epoch of layout "idgen" changed from 2024-01-01 00:00:00\+00 to 2100-01-01 00:00:00\+00/,
 	'the log says the epoch changed');
 
+$err = try_setting("idgen.node_id = 1\nidgen.max_marks = 10");
+like($err, qr/idgen cannot be used because idgen.max_marks is invalid/,
+	'a table of marks smaller than the least allowed is refused, not taken as the default');
+
 $err = try_setting("idgen.node_id = '02'\nidgen.epoch = '2020-01-01'");
 is($err, '', 'valid settings generate again');
 

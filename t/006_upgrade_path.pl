@@ -37,9 +37,9 @@ sub schema_of
 	my @lines = grep {
 		!/binary_upgrade_set_next_|binary_upgrade_set_missing_value|^-- (Name|Dependencies|TOC entry|Dumped)/
 	} split /\n/, $stdout;
-	# The configuration table's OID in pg_extension.extconfig, the TOAST
+	# The configuration tables' OIDs in pg_extension.extconfig, the TOAST
 	# table's OID, transaction ids, and pg_dump's random key.
-	s/('\{)\d+(\}')/$1OID$2/g for @lines;
+	s/('\{)\d+(?:,\d+)*(\}')/$1OIDS$2/g for @lines;
 	s/^(WHERE oid = ')\d+(';)$/$1OID$2/ for @lines;
 	s/^(SET relfrozenxid = ')\d+(')/$1XID$2/ for @lines;
 	s/^(\\(?:un)?restrict) \S+$/$1 KEY/ for @lines;

@@ -1,7 +1,9 @@
 # The Prometheus queries file (contrib/prometheus/idgen.yaml) with the real
 # prometheus-postgres-exporter: its idgen_stats metrics, scraped over
 # loopback, carry the counts of sessions that generated and ended (one
-# terminated in a transaction), follow a reset, and give each layout's time left.
+# terminated in a transaction), follow a reset, and give each layout's time
+# left; its idgen_horizon metrics count the transactions holding the outbox
+# horizon back and how long they have.
 use strict;
 use warnings;
 use FindBin;
@@ -94,6 +96,32 @@ $node->safe_psql('postgres', 'SELECT idgen_stats_reset()');
 $node->psql('postgres', 'BEGIN; SELECT count(idgen_next()) FROM generate_series(1, 41); '
 	  . 'SELECT pg_terminate_backend(pg_backend_pid())');
 is(metric('ids', 'idgen'), 41, 'a terminated session counts too');
+
+# What holds the outbox horizon: nothing, then an open transaction that
+# took an ID and waits, then nothing again once it ended.
+sub horizon_metric
+{
+	my ($name, $want) = @_;
+	my $value;
+	for (1 .. 100)
+	{
+		my $r = $http->get("http://127.0.0.1:$port/metrics");
+		$value = $1 + 0 if $r->{success} && $r->{content} =~ /^idgen_horizon_$name(?:\{[^}]*\})?\s+(\S+)$/m;
+		return $value if defined $value && $want->($value);
+		select(undef, undef, undef, 0.2);
+	}
+	return $value;
+}
+is(horizon_metric('holders', sub { $_[0] == 0 }), 0, 'horizon: no holder');
+my $holder = $node->background_psql('postgres');
+$holder->query_safe('BEGIN');
+$holder->query_safe('SELECT idgen_next()');
+is(horizon_metric('holders', sub { $_[0] == 1 }), 1, 'horizon: a transaction that took an ID holds it');
+cmp_ok(horizon_metric('lag_seconds', sub { $_[0] >= 1 }), '>=', 1,
+	'horizon: its lag grows with the transaction\'s age');
+$holder->query_safe('COMMIT');
+$holder->quit;
+is(horizon_metric('holders', sub { $_[0] == 0 }), 0, 'horizon: released at commit');
 
 $h->kill_kill;
 $node->stop;

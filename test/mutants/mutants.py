@@ -26,10 +26,8 @@ MUTANTS = [
      [("\tstep_skip_past(st, &t->plan, step_tick_start(&t->plan, me.slot->last_ms));\n", "")]),
     ("node_bits_bind", "src/hwm.c",
      "marks written under other idgen.node_bits do not bind",
-     [("(other->node == HWM_ANY_NODE || other->node == e->node ||\n"
-       "\t\t other->node_bits != e->node_bits);",
-       "(other->node == HWM_ANY_NODE ||\n"
-       "\t\t (other->node == e->node && other->node_bits == e->node_bits));")]),
+     [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
+       "(other->node == HWM_ANY_NODE || (other->node == node && other->node_bits == node_bits));")]),
     ("hwm_move_epoch", "src/hwm.c",
      "hwm_move_epoch() does nothing: moving idgen.epoch later is no longer refused",
      [("\tif (e->epoch_ms == layout->epoch_ms)\n\t\treturn;\n", "\treturn;\n")]),

@@ -47,9 +47,38 @@ SELECT idgen_horizon('idgen') % (1 << 22) = 0 AS default_layout_by_name;
 SELECT idgen_horizon(NULL) IS NULL AS strict;
 SELECT idgen_horizon('no_such_layout');
 
+-- a REPEATABLE READ transaction reads with a snapshot older than the
+-- horizon, so its own reads below it may miss rows: a warning says so
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT 1 AS first_statement;
+SELECT idgen_horizon() > 0 AS warned;
+COMMIT;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT idgen_horizon('twitter') > 0 AS warned;
+COMMIT;
+
+-- what holds it back: this session while its transaction holds an ID, a
+-- prepared transaction by its gid, and nothing once they end
+SELECT count(*) AS holders_before FROM idgen_horizon_holders;
+BEGIN;
+SELECT idgen_next() > 0 AS took_id;
+SELECT pid = pg_backend_pid() AS this_session, prepared_gid IS NULL AS not_prepared,
+       since BETWEEN clock_timestamp() - interval '2 seconds' AND clock_timestamp() + interval '2 seconds' AS since_now,
+       held_for >= interval '0' AS held_for_ok
+FROM idgen_horizon_holders;
+COMMIT;
+SELECT count(*) AS holders_after_commit FROM idgen_horizon_holders;
+BEGIN;
+SELECT idgen_next() > 0 AS took_id;
+PREPARE TRANSACTION 'idgen_holder';
+SELECT pid IS NULL AS no_pid, prepared_gid FROM idgen_horizon_holders;
+COMMIT PREPARED 'idgen_holder';
+SELECT count(*) AS holders_after_commit_prepared FROM idgen_horizon_holders;
+
 -- PUBLIC may call it: it reveals only time
 CREATE ROLE idgen_poller LOGIN;
 SET ROLE idgen_poller;
 SELECT idgen_horizon() > 0 AS public_may_call;
+SELECT count(*) >= 0 AS public_may_watch FROM idgen_horizon_holders;
 RESET ROLE;
 DROP ROLE idgen_poller;

@@ -32,5 +32,9 @@ INSERT INTO limits_ids SELECT 'limits-' || i, 2, idgen_next('limits-' || i) FROM
 SELECT count(*) AS recycled_and_not_above
 FROM limits_ids a JOIN limits_ids b ON a.layout = b.layout AND a.round = 1 AND b.round = 2
 WHERE b.id <= a.id;
+-- idgen_capacity says so; each layout still has a high-water mark of its
+-- own, and the stats kept 1024 of the 1100 definitions
+SELECT name, capacity, in_use >= 1024 AS holds_1024, overflows > 0 AS overflowed
+FROM idgen_capacity WHERE name IN ('layout_states', 'marks', 'stats') ORDER BY name;
 DROP TABLE limits_ids;
 SELECT count(idgen_drop_layout(name)) FROM idgen_layout WHERE name LIKE 'limits-%';

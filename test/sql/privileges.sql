@@ -71,5 +71,13 @@ DROP OPERATOR public.= (text, text);
 DROP FUNCTION public.hijack(text, text);
 REVOKE CREATE ON SCHEMA public FROM idgen_nobody;
 
+-- where this database's IDs were made is not for a role without privileges
+-- to rewrite, nor may it raise the high-water marks
+SET ROLE idgen_nobody;
+DELETE FROM idgen_system;
+INSERT INTO idgen_system (system_identifier) VALUES (1);
+SELECT idgen_resume_after(now());
+RESET ROLE;
+
 DROP SCHEMA nobody CASCADE;
 DROP ROLE idgen_nobody;

@@ -78,5 +78,21 @@ CREATE ROLE idgen_stats_reader;
 SET ROLE idgen_stats_reader;
 SELECT count(*) > 0 AS readable FROM idgen_stats;
 SELECT idgen_stats_reset();
+-- and so are the tables' capacities
+SELECT count(*) AS capacity_rows FROM idgen_capacity;
 RESET ROLE;
 DROP ROLE idgen_stats_reader;
+
+-- idgen_capacity: a row per shared table of fixed size, with what sizes it
+SELECT attname, atttypid::regtype
+FROM pg_attribute WHERE attrelid = 'idgen_capacity'::regclass AND attnum > 0
+ORDER BY attnum;
+SELECT name, setting,
+       capacity = CASE name
+           WHEN 'marks' THEN current_setting('idgen.max_marks')::bigint
+           WHEN 'worker_ids' THEN 2 ^ (10 - current_setting('idgen.node_bits')::int) - 1
+           WHEN 'prepared_xacts' THEN current_setting('max_prepared_transactions')::bigint + 8
+           ELSE 1024 END AS capacity_ok,
+       in_use BETWEEN 0 AND capacity AS in_use_ok,
+       overflows >= 0 AND (overflows = 0) = (last_overflow IS NULL) AS overflows_ok
+FROM idgen_capacity ORDER BY name;

@@ -1,0 +1,353 @@
+/*
+ * provenance.c
+ *		Whether this server's high-water marks cover the IDs its databases
+ *		hold.
+ *
+ * Marks live in the data directory, and two ways of moving data leave them
+ * behind: pg_upgrade copies tables but not idgen_hwm, and a dump restored
+ * into a new cluster brings only rows.  A server that then generates with
+ * the old node id from a clock behind the old IDs repeats them; so does a
+ * server whose idgen_hwm was deleted once a checkpoint had removed the WAL
+ * copy of its marks.  Nothing at startup can tell such a server from a new
+ * one, so the evidence travels with the data and the marks:
+ *
+ *	- the extension's configuration table idgen_system holds the system
+ *	  identifier of every cluster where the extension was created or updated
+ *	  in the database; pg_dump and pg_upgrade carry its rows;
+ *	- idgen_hwm holds, in a comment line older versions skip, the system
+ *	  identifiers of the clusters whose IDs its marks cover: the server's
+ *	  own, and those of the clusters the file was copied from (README's way
+ *	  of moving it on, which keeps working);
+ *	- idgen_node says, since 1.5, that the directory kept idgen_hwm (written
+ *	  at every start from then on), so a missing file is a lost one.
+ *
+ * Before a backend first generates, it compares its database's rows with
+ * the marks.  A cluster the marks do not cover, or marks lost, make the
+ * whole server refuse, as IDs of every database share the layouts'
+ * definitions, until idgen_resume_after() raises every mark past the old
+ * IDs, records the clusters, and the server restarts (backends that
+ * generated before the refusal hold states below the new marks).
+ *
+ * Locking: lock guards systems, nsystems and lost; refusing and foreign are
+ * set once, under it, and read without it by backends about to refuse
+ * (a stale read only delays the refusal to the backend's own check).
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xlog.h"
+#include "catalog/namespace.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "clock.h"
+#include "clone.h"
+#include "hwm.h"
+#include "provenance.h"
+#include "settings.h"
+
+#define PROVENANCE_TABLE		"idgen_system"
+#define PROVENANCE_LINE			"# systems"
+#define PROVENANCE_MAX_SYSTEMS	64
+
+typedef struct ProvenanceShared
+{
+	LWLock	   *lock;
+	bool		lost;			/* idgen_hwm is missing from a directory that kept it */
+	bool		refusing;		/* lost, or a database held IDs the marks miss */
+	bool		resumed;		/* idgen_resume_after() ran: restart */
+	uint64		foreign;		/* the cluster whose IDs the marks miss */
+	char		foreign_db[NAMEDATALEN];
+	int			nsystems;
+	uint64		systems[PROVENANCE_MAX_SYSTEMS];	/* clusters the marks cover */
+} ProvenanceShared;
+
+static ProvenanceShared *prov = NULL;
+
+/* This backend's database was found covered. */
+static bool checked = false;
+
+PG_FUNCTION_INFO_V1(idgen_resume_after);
+
+void
+provenance_shmem_request(void)
+{
+	RequestAddinShmemSpace(MAXALIGN(sizeof(ProvenanceShared)));
+	RequestNamedLWLockTranche("idgen provenance", 1);
+}
+
+/* Before hwm.c loads the file, whose systems line comes here. */
+void
+provenance_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	prov = ShmemInitStruct("idgen provenance", MAXALIGN(sizeof(ProvenanceShared)), &found);
+	if (!found)
+	{
+		memset(prov, 0, sizeof(ProvenanceShared));
+		prov->lock = &(GetNamedLWLockTranche("idgen provenance"))[0].lock;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+static bool
+provenance_covers(uint64 system)
+{
+	for (int i = 0; i < prov->nsystems; i++)
+		if (prov->systems[i] == system)
+			return true;
+	return false;
+}
+
+/* false when the table is full */
+static bool
+provenance_add(uint64 system)
+{
+	if (provenance_covers(system))
+		return true;
+	if (prov->nsystems >= PROVENANCE_MAX_SYSTEMS)
+		return false;
+	prov->systems[prov->nsystems++] = system;
+	return true;
+}
+
+/*
+ * A comment line of idgen_hwm: "# systems <id>..." (or "# systems -", marks
+ * lost) is ours; other comments are not.  False when ours is malformed.
+ */
+bool
+provenance_load_line(const char *line)
+{
+	const char *p = line + strlen(PROVENANCE_LINE);
+
+	if (strncmp(line, PROVENANCE_LINE, strlen(PROVENANCE_LINE)) != 0 || (*p != ' ' && *p != '\0'))
+		return true;
+	while (*p == ' ')
+		p++;
+	if (strcmp(p, "-") == 0)
+	{
+		prov->lost = true;
+		return true;
+	}
+	while (*p != '\0')
+	{
+		char	   *end;
+		unsigned long long system;
+
+		errno = 0;
+		system = strtoull(p, &end, 10);
+		if (end == p || errno != 0 || (*end != ' ' && *end != '\0') || !provenance_add(system))
+			return false;
+		for (p = end; *p == ' '; p++)
+			;
+	}
+	return true;
+}
+
+/* The line, for hwm_file.c writing the file under its lock. */
+void
+provenance_write_line(StringInfo buf)
+{
+	LWLockAcquire(prov->lock, LW_SHARED);
+	appendStringInfoString(buf, PROVENANCE_LINE);
+	if (prov->lost)
+		appendStringInfoString(buf, " -");
+	else
+		for (int i = 0; i < prov->nsystems; i++)
+			appendStringInfo(buf, " " UINT64_FORMAT, prov->systems[i]);
+	appendStringInfoChar(buf, '\n');
+	LWLockRelease(prov->lock);
+}
+
+/*
+ * At startup, once the file is read: a missing file is a new directory's,
+ * or a lost one's if the directory kept it before (idgen_node); a file
+ * without the line (before 1.5) covers this cluster.  The marks cover this
+ * cluster from now on unless they were lost.
+ */
+bool
+provenance_settle(bool file_found)
+{
+	uint64		self = GetSystemIdentifier();
+	int			before = prov->nsystems;
+
+	if (!file_found && clone_kept_marks())
+	{
+		prov->lost = true;
+		ereport(WARNING,
+				(errmsg("idgen high-water mark file \"%s\" is missing from a data directory that kept it",
+						"idgen_hwm"),
+				 errdetail("Without it idgen cannot tell which IDs this server issued before; generation refuses until told."),
+				 errhint("Stop the server and put the file back from a backup of this data directory, or see idgen_resume_after() in the troubleshooting guide.")));
+	}
+	if (prov->lost)
+		prov->refusing = true;
+	else
+		(void) provenance_add(self);
+	return !file_found || prov->nsystems != before;
+}
+
+/*
+ * The first system identifier in idgen_system that the marks do not cover,
+ * or 0; 0 too where the table does not exist (the extension is older than
+ * 1.5, or not created in this database).
+ */
+static uint64
+provenance_uncovered(void)
+{
+	Oid			ext = get_extension_oid("idgen", true);
+	Oid			relid;
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	uint64		uncovered = 0;
+
+	if (!OidIsValid(ext))
+		return 0;
+	relid = get_relname_relid(PROVENANCE_TABLE, get_extension_schema(ext));
+	if (!OidIsValid(relid))
+		return 0;
+	/* read as idgen's own table: the session's role needs no privilege */
+	rel = table_open(relid, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	LWLockAcquire(prov->lock, LW_SHARED);
+	while (uncovered == 0 && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tuple, 1, RelationGetDescr(rel), &isnull);
+
+		if (!isnull && !provenance_covers((uint64) DatumGetInt64(d)))
+			uncovered = (uint64) DatumGetInt64(d);
+	}
+	LWLockRelease(prov->lock);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return uncovered;
+}
+
+static void
+provenance_refuse(void)
+{
+	if (prov->resumed)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen generation resumes after a restart"),
+				 errdetail("idgen_resume_after() raised the high-water marks; backends that generated before hold states below them."),
+				 errhint("Restart the server.")));
+	if (prov->lost)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen high-water marks were lost: \"%s\" is missing from a data directory that kept it",
+						"idgen_hwm"),
+				 errdetail("IDs this server issued before could be issued again."),
+				 errhint("Stop the server and put \"%s\" back from a backup of this data directory; or, as a superuser, run SELECT idgen_resume_after(t), t being a time after every ID this server issued, and restart the server.",
+						 "idgen_hwm")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("database \"%s\" holds idgen IDs of another cluster (system identifier " UINT64_FORMAT "), whose high-water marks this server does not have",
+					prov->foreign_db, prov->foreign),
+			 errdetail("The database was moved here by pg_upgrade or a restored dump; IDs made here could repeat the old cluster's."),
+			 errhint("Stop this server and copy \"%s\" from the old cluster's data directory into this one; or, as a superuser, run SELECT idgen_resume_after(t) in database \"%s\", t being a time after every ID the old cluster issued, and restart the server.",
+					 "idgen_hwm", prov->foreign_db)));
+}
+
+/*
+ * Before this backend first generates: refuses while the server does, or
+ * when this database holds IDs of a cluster the marks do not cover, which
+ * makes the whole server refuse.
+ */
+void
+provenance_require(void)
+{
+	uint64		uncovered;
+
+	if (likely(checked))
+		return;
+	if (prov->refusing)
+		provenance_refuse();
+	uncovered = provenance_uncovered();
+	if (uncovered != 0)
+	{
+		LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+		if (!prov->refusing)
+		{
+			prov->foreign = uncovered;
+			strlcpy(prov->foreign_db, get_database_name(MyDatabaseId), NAMEDATALEN);
+			prov->refusing = true;
+		}
+		LWLockRelease(prov->lock);
+		provenance_refuse();
+	}
+	checked = true;
+}
+
+/*
+ * idgen_resume_after(after timestamptz): the way out of a refusal, for whoever
+ * knows when the old cluster (or this server, before its marks were lost)
+ * issued its last ID.  Raises every mark past after, and records that the
+ * marks now cover the clusters of this database's idgen_system; generation
+ * resumes at the next restart.
+ */
+Datum
+idgen_resume_after(PG_FUNCTION_ARGS)
+{
+	int64		after_ms = clock_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0));
+	int64		now = clock_now_ms();
+	uint64		uncovered;
+
+	if (prov == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen must be loaded via shared_preload_libraries"),
+				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server.")));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot raise idgen high-water marks during recovery"),
+				 errhint("Run idgen_resume_after() on the primary.")));
+	if (after_ms - now > idgen_limits.max_clock_regression_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time %s is more than idgen.max_clock_regression_ms ahead of the clock",
+						timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),
+				 errdetail("Generation would refuse until the clock passes it."),
+				 errhint("Pass the time of the newest ID issued, or wait until the clock is near it.")));
+	while ((uncovered = provenance_uncovered()) != 0)
+	{
+		LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+		if (!provenance_add(uncovered))
+		{
+			LWLockRelease(prov->lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("idgen high-water marks cover %d clusters already", PROVENANCE_MAX_SYSTEMS),
+					 errhint("Delete the rows of idgen_system that name clusters no longer in use, and try again.")));
+		}
+		LWLockRelease(prov->lock);
+	}
+	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+	prov->lost = false;
+	(void) provenance_add(GetSystemIdentifier());
+	prov->resumed = true;
+	prov->refusing = true;
+	LWLockRelease(prov->lock);
+	/* durable with the marks: the file carries the systems line */
+	hwm_raise_all(Max(after_ms, 0) + 1);
+	ereport(NOTICE,
+			(errmsg("idgen high-water marks raised past %s",
+					timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),
+			 errhint("Restart the server to generate again.")));
+	PG_RETURN_VOID();
+}

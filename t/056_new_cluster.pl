@@ -1,0 +1,128 @@
+# A new cluster that holds an old one's IDs: moved by pg_upgrade, or by a
+# dump restored into it.  Neither carries idgen_hwm, so with the old node id
+# and a clock behind the old IDs the new server used to repeat them (1.4:
+# 174,469 of 200,000 in a review).  idgen_system, a configuration table that both
+# carry, names the cluster the IDs came from; the new server's marks do not
+# cover it, so generation refuses until the old idgen_hwm is copied in (the
+# README's way, for pg_upgrade) or idgen_resume_after() says where to resume
+# (for a dump).  The control: the same restore with idgen_system's old row
+# deleted, as if nothing said where the IDs came from, repeats them.
+use strict;
+use warnings;
+use Cwd;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+# The new servers' clocks are set back up to a minute: within what they
+# ride out once they resume above the old IDs.
+my $conf = "idgen.node_id = 1\nidgen.max_clock_regression_ms = 120000\n";
+
+my $old = idgen_node('old', $conf);
+$old->safe_psql('postgres', q(
+	CREATE TABLE ids (id bigint PRIMARY KEY);
+	INSERT INTO ids SELECT idgen_next() FROM generate_series(1, 200000);
+));
+my $first_ms = $old->safe_psql('postgres',
+	q(SELECT (extract(epoch FROM (idgen_decode(min(id))).ts) * 1000)::bigint FROM ids));
+my $newest = $old->safe_psql('postgres', q(SELECT (idgen_decode(max(id))).ts FROM ids));
+my $dump = $old->basedir . '/old.dump';
+$old->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $old->connstr('postgres') ], 'pg_dump');
+
+# 200,000 IDs from $node's database $db with its clock at the old IDs' first
+# millisecond: returns how many of them the old cluster issued (IDs in ids).
+sub again_at_old_time
+{
+	my ($node, $db) = @_;
+	my ($ret, $out, $err) = $node->psql($db, qq(
+		SELECT set_config('idgen.clock_offset_ms',
+			($first_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);
+		SELECT count(*) FROM (SELECT idgen_next() AS id FROM generate_series(1, 200000)) n
+		JOIN ids USING (id)));
+	my @lines = split /\n/, $out;
+	return ($ret, $lines[-1] // '', $err);
+}
+
+sub refuses
+{
+	my ($node, $db, $what) = @_;
+	my ($ret, $out, $err) = again_at_old_time($node, $db);
+	like($err, qr/ERROR:  database "$db" holds idgen IDs of another cluster \(system identifier \d+\), whose high-water marks this server does not have/,
+		"$what: generation refuses");
+	return $err;
+}
+
+# 1. pg_upgrade into a new cluster (same major), as PostgreSQL's
+# documentation says: the new cluster empty, both stopped.
+my $new = PostgreSQL::Test::Cluster->new('upgraded');
+$new->init;
+$new->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\n$conf");
+$old->stop;
+my $cwd = getcwd();
+chdir($new->basedir) or die $!;
+$new->command_ok(
+	[
+		'pg_upgrade', '--no-sync',
+		'-d', $old->data_dir, '-D', $new->data_dir,
+		'-b', $old->config_data('--bindir'), '-B', $new->config_data('--bindir'),
+		'-s', $new->host, '-p', $old->port, '-P', $new->port
+	],
+	'pg_upgrade into a new cluster');
+chdir($cwd) or die $!;
+$new->start;
+my $err = refuses($new, 'postgres', 'after pg_upgrade');
+like($err, qr/HINT:  Stop this server and copy "idgen_hwm" from the old cluster's data directory into this one/,
+	'the hint says to copy the old idgen_hwm');
+# Following the hint.
+$new->stop;
+system('cp', $old->data_dir . '/idgen_hwm', $new->data_dir . '/idgen_hwm') == 0 or die 'cp';
+$new->start;
+my ($ret, $repeated) = again_at_old_time($new, 'postgres');
+is($repeated, '0', 'with the old idgen_hwm copied in, 200,000 IDs from the old time repeat none');
+$new->stop;
+
+# 2. A dump restored into a new cluster, which runs the extension's script
+# (its own row) and then the dumped rows (the old cluster's).
+sub restored
+{
+	my ($name) = @_;
+	my $node = idgen_node($name, $conf);
+	$node->safe_psql('postgres', 'CREATE DATABASE app');
+	$node->command_ok([ 'pg_restore', '-d', $node->connstr('app'), $dump ], "$name: pg_restore");
+	return $node;
+}
+my $restored = restored('restored');
+$err = refuses($restored, 'app', 'after a restored dump');
+like($err, qr/HINT:  .*or, as a superuser, run SELECT idgen_resume_after\(t\) in database "app"/,
+	'the hint names idgen_resume_after() and the database');
+($ret, my $out, $err) = $restored->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/holds idgen IDs of another cluster/, 'every database of the server refuses');
+($ret, $out, $err) = $restored->psql('app', "SELECT idgen_next('js53')");
+like($err, qr/holds idgen IDs of another cluster/, 'in every layout');
+$restored->safe_psql('app', "SELECT idgen_resume_after('$newest')");
+($ret, $out, $err) = $restored->psql('app', 'SELECT idgen_next()');
+like($err, qr/idgen generation resumes after a restart/, 'idgen_resume_after() takes effect at a restart');
+$restored->restart;
+($ret, $repeated) = again_at_old_time($restored, 'app');
+is($repeated, '0', 'after idgen_resume_after(), 200,000 IDs from the old time repeat none');
+like(slurp_file($restored->data_dir . '/idgen_hwm'), qr/^# systems \d+ \d+$/m,
+	'idgen_hwm says its marks cover both clusters');
+$restored->restart;
+($ret, $out, $err) = $restored->psql('app', 'SELECT idgen_next()');
+is($err, '', 'and generation goes on after another restart');
+$restored->stop;
+
+# The control: the old row deleted, nothing says where the IDs came from.
+my $control = restored('control');
+$control->safe_psql('app', q(
+	DELETE FROM idgen_system
+	WHERE system_identifier <> (SELECT system_identifier FROM pg_control_system())));
+$control->restart;
+($ret, $repeated) = again_at_old_time($control, 'app');
+cmp_ok($repeated, '>', 0, "control: without idgen_system's old row, $repeated of 200,000 IDs repeat old ones");
+$control->stop;
+
+done_testing();
