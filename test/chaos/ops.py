@@ -15,6 +15,7 @@ import datetime
 from layouts import BUILTIN, EPOCHS, FAMILIES, NAMES
 
 DBS = ["db1", "db2", "db3"]
+CURRENT = "current"         # the extension's default_version (recorded cases may name one)
 MAX_CLUSTERS = 4
 NODE_IDS = range(16)        # node_bits is kept >= 4, so every one of them fits
 SETTING_CHOICES = {
@@ -89,7 +90,7 @@ class Model:
         for name, node in (("A", 1), ("B", 2)):
             ops.append({"op": "cluster", "c": name, "set": self.default_settings(node)})
         for c, db in [("A", d) for d in self.db_names[:2]] + [("B", "db1")]:
-            ops.append({"op": "createdb", "c": c, "db": db, "version": "1.3"})
+            ops.append({"op": "createdb", "c": c, "db": db, "version": CURRENT})
         return ops
 
     @staticmethod
@@ -140,7 +141,7 @@ class Model:
             if op is not None:
                 return op
 
-    def pick_db(self, version="1.3"):
+    def pick_db(self, version=CURRENT):
         pairs = [(c, d) for c in self.primaries() for d in self.dbs(c, version)]
         return self.r.choice(pairs) if pairs else (None, None)
 
@@ -217,7 +218,7 @@ class Model:
         free = [d for d in self.db_names if d not in self.clusters[c]["dbs"]]
         if not free:
             return None
-        version = "1.0" if self.r.random() < 0.3 else "1.3"
+        version = "1.0" if self.r.random() < 0.3 else CURRENT
         return {"op": "createdb", "c": c, "db": self.r.choice(free), "version": version}
 
     def choose_dropdb(self):
@@ -230,7 +231,7 @@ class Model:
         c, db = self.pick_db(None)
         if c is None:
             return None
-        version = "1.0" if self.r.random() < 0.4 else "1.3"
+        version = "1.0" if self.r.random() < 0.4 else CURRENT
         return {"op": "ext_recreate", "c": c, "db": db, "version": version}
 
     def choose_ext_update(self):
@@ -278,7 +279,7 @@ class Model:
     def quiet_primary(self):
         """A primary without a standby, whose settings may change."""
         prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
-                and self.dbs(c, "1.3")]
+                and self.dbs(c, CURRENT)]
         return self.r.choice(prim) if prim else None
 
     def settings_drill(self, change):
@@ -339,7 +340,7 @@ class Model:
     def drill_epoch_twins(self):
         """One name in two databases, defined alike but for the epoch: two
         definitions, each with a state of its own, generated in at once."""
-        pairs = [(c, self.dbs(c, "1.3")) for c in self.primaries() if len(self.dbs(c, "1.3")) >= 2]
+        pairs = [(c, self.dbs(c, CURRENT)) for c in self.primaries() if len(self.dbs(c, CURRENT)) >= 2]
         if not pairs:
             return None
         c, dbs = self.r.choice(pairs)
@@ -356,7 +357,7 @@ class Model:
     def burst_on(self, model, c):
         """A burst on server c, with model's databases and layouts, idgen's
         own layout first."""
-        dbs = self.dbs(model, "1.3") or self.dbs(model)
+        dbs = self.dbs(model, CURRENT) or self.dbs(model)
         if not dbs:
             return None
         clients = []
@@ -375,7 +376,7 @@ class Model:
             if model is None:
                 return None
         else:
-            dbs = self.dbs(model, "1.3")
+            dbs = self.dbs(model, CURRENT)
             if not dbs:
                 return None
             db = self.r.choice(dbs)
@@ -505,7 +506,7 @@ class Model:
         self.clusters[op["c"]]["dbs"][op["db"]] = {"version": op["version"], "layouts": {}}
 
     def apply_ext_update(self, op):
-        self.clusters[op["c"]]["dbs"][op["db"]]["version"] = "1.3"
+        self.clusters[op["c"]]["dbs"][op["db"]]["version"] = CURRENT
 
     def apply_standby(self, op):
         p = self.clusters[op["c"]]
@@ -533,7 +534,7 @@ class Model:
     def apply_dump_restore(self, op):
         src = self.clusters[op["c"]]["dbs"][op["db"]]
         self.clusters[op["new"]] = {"set": dict(op["set"]), "role": "primary", "standby": None,
-                                    "dbs": {op["db"]: {"version": "1.3",
+                                    "dbs": {op["db"]: {"version": CURRENT,
                                                        "layouts": copy.deepcopy(src["layouts"])}},
                                     "nodes": {op["set"]["node_id"]}, "sync": False}
         self.used_nodes.add(op["set"]["node_id"])

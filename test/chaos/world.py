@@ -27,7 +27,7 @@ import psycopg2
 from checks import Frontier, Poller, Violation, stats_mismatch
 from cluster import Cluster, as_user, user_dir
 from layouts import FAMILIES, HWM_STEP_MS, Layout, builtin, default_layout, node_problem
-from ops import DBS
+from ops import CURRENT, DBS
 
 SLACK_MS = 50
 LOST = "connection lost"
@@ -190,7 +190,7 @@ class World:
             return False
         cl = self.clusters[op["c"]]
         cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
-        cl.query(op["db"], "CREATE EXTENSION idgen VERSION '%s'" % op["version"])
+        cl.query(op["db"], create_extension(op["version"]))
 
     def do_dropdb(self, op):
         if not self.live(op["c"]):
@@ -233,7 +233,7 @@ class World:
             return False
         cl = self.clusters[op["c"]]
         cl.query(op["db"], "DROP EXTENSION IF EXISTS idgen CASCADE")
-        cl.query(op["db"], "CREATE EXTENSION idgen VERSION '%s'" % op["version"])
+        cl.query(op["db"], create_extension(op["version"]))
 
     def do_ext_update(self, op):
         if not self.live(op["c"]):
@@ -322,6 +322,16 @@ class World:
         as_user([self.pg.tool("pg_restore"), "-h", cl.dir, "-p", "5432", "-U", "postgres",
                  "-d", op["db"], dump])
         self.touch(new)
+        # A restored database holds the source's IDs: the server refuses until
+        # told to resume past them (docs/guarantees.md, A new cluster...).
+        lin = self.lineage[c]
+        after = lin.hi + lin.lead + HWM_STEP_MS + 1000
+        try:
+            cl.query(op["db"], "SELECT idgen_resume_after(to_timestamp(%s))", (after / 1000.0,))
+        except psycopg2.Error:
+            return      # a database older than 1.5 carries nothing to refuse for
+        cl.stop("fast")
+        cl.start()
 
     # -- generation
     def do_burst(self, op):
@@ -701,6 +711,12 @@ def run_clients(clusters, clients, kill, serial=False):
 
 
 # -- the outbox: writers and their poller, at once
+def create_extension(version):
+    if version == CURRENT:
+        return "CREATE EXTENSION idgen"
+    return "CREATE EXTENSION idgen VERSION '%s'" % version
+
+
 def poll_once(conn, poller, step, where, refusals):
     """h := idgen_horizon(); read [cursor, h); cursor := h.  False when
     idgen refused the horizon (a standby, a bad setting)."""
