@@ -265,16 +265,24 @@ class Model:
         if self.standbys() or len(self.clusters) > MAX_CLUSTERS or not prim:
             return None
         p = self.r.choice(prim)
+        dbs = self.dbs(p, CURRENT)
+        if not dbs:
+            return None
+        db = self.r.choice(dbs)
         s = self.new_name("S")
-        standby = {"op": "standby", "c": p, "s": s, "sync": True, "node_id": None,
-                   "offset": self.r.choice(STANDBY_OFFSETS)}
-        ahead = dict(self.clusters[p]["set"], synchronous_standby_names=s,
-                     clock_offset_ms=self.r.choice([1500, 3000, 4000]))
-        ops = [{"op": "reload", "c": p, "set": ahead}, self.burst_on(p, p), self.choose_outbox(p),
+        # The standby copies these, but for its clock; the ride out of the
+        # clock's gap (at most 3 + 2 + 1.5 + 1 s) stays within the limit.
+        ahead = dict(self.clusters[p]["set"], max_clock_regression_ms=10000,
+                     clock_offset_ms=self.r.choice([1500, 3000]))
+        ops = [{"op": "standby", "c": p, "s": s, "sync": True, "node_id": None,
+                "offset": self.r.choice([0, 0, -1500])},
+               self.burst_on(p, p), self.outbox_in(p, db),
+               # idle while the poller polls: the horizon passes the marks
+               {"op": "pause", "ms": 2000},
                {"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
-               self.choose_outbox(p, s)]
+               self.outbox_in(s, db)]
         self.queue += [op for op in ops if op]
-        return standby
+        return {"op": "reload", "c": p, "set": ahead}
 
     def quiet_primary(self):
         """A primary without a standby, whose settings may change."""
@@ -289,17 +297,21 @@ class Model:
         c = self.quiet_primary()
         if c is None:
             return None
-        s = self.clusters[c]["set"]
+        db = self.r.choice(self.dbs(c, CURRENT))
+        s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
         ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([1500, 3000]))
         restart = dict(s, **change(s))
-        ops = [self.burst_on(c, c),
+        ops = [{"op": "reload", "c": c, "set": ahead}, self.burst_on(c, c),
                {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": restart},
                self.burst_on(c, c)]
         if restart["epoch"] != s["epoch"]:
             # and back: the server would refuse its default layout for days
             ops.append({"op": "restart", "c": c, "mode": "fast", "set": dict(restart, epoch=s["epoch"])})
+        # Transactions holding IDs while the poller polls, the clock now
+        # behind the horizons it had before the restart.
+        ops.append(self.outbox_in(c, db))
         self.queue += ops
-        return {"op": "reload", "c": c, "set": ahead}
+        return self.outbox_in(c, db)
 
     def drill_node_bits(self):
         return self.settings_drill(lambda s: {"node_bits": self.r.choice(
@@ -367,6 +379,12 @@ class Model:
                                                  for _ in range(self.r.randint(1, 3))]
             clients.append({"c": c, "db": db, "calls": calls})
         return {"op": "burst", "clients": clients, "kill": None}
+
+    def outbox_in(self, c, db):
+        op = self.choose_outbox()
+        if op is not None:
+            op.update(c=c, db=db)
+        return op
 
     def choose_outbox(self, model=None, c=None):
         """Writers of an outbox table in transactions that hold their IDs
@@ -545,4 +563,4 @@ class Model:
     def apply_burst(self, op):
         pass
 
-    apply_outbox = apply_burst
+    apply_outbox = apply_pause = apply_burst

@@ -33,7 +33,7 @@ SLACK_MS = 50
 LOST = "connection lost"
 # Ops after which every outbox poller polls: those that restart a server,
 # step its clock or promote one (and bursts with a SIGKILL).
-POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update"}
+POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update", "pause"}
 OUTBOX_DDL = ("CREATE TABLE IF NOT EXISTS chaos_outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), "
               "w int NOT NULL); "
               # DROP EXTENSION ... CASCADE took the default with it
@@ -177,6 +177,10 @@ class World:
                 return
             time.sleep(0.05)
         raise RuntimeError("%s did not reach %s" % (name, value))
+
+    def do_pause(self, op):
+        """Nothing happens a while (the pollers poll after it)."""
+        time.sleep(op["ms"] / 1000.0)
 
     def do_retire(self, op):
         if not self.live(op["c"]):
