@@ -290,10 +290,13 @@ class Model:
                 and self.dbs(c, CURRENT)]
         return self.r.choice(prim) if prim else None
 
-    def settings_drill(self, change):
+    def settings_drill(self, change, poller):
         """The clock ahead, IDs, then a restart with other settings and the
         clock right: IDs must resume above the earlier ones, or be refused
-        (an epoch moved later)."""
+        (an epoch moved later).  With a poller, its horizons are ahead too,
+        and transactions then hold IDs at once, the clock behind them.
+        Without, nobody polls while the clock is ahead: the horizon's floor
+        would keep IDs above it whatever the marks said."""
         c = self.quiet_primary()
         if c is None:
             return None
@@ -301,28 +304,28 @@ class Model:
         s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
         ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([1500, 3000]))
         restart = dict(s, **change(s))
-        ops = [{"op": "reload", "c": c, "set": ahead}, self.burst_on(c, c),
-               {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": restart},
-               self.burst_on(c, c)]
+        ops = [self.outbox_in(c, db) if poller else None,
+               {"op": "reload", "c": c, "set": ahead, "poll": poller}, self.burst_on(c, c),
+               {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": restart}]
         if restart["epoch"] != s["epoch"]:
             # and back: the server would refuse its default layout for days
-            ops.append({"op": "restart", "c": c, "mode": "fast", "set": dict(restart, epoch=s["epoch"])})
-        # Transactions holding IDs while the poller polls, the clock now
-        # behind the horizons it had before the restart.
-        ops.append(self.outbox_in(c, db))
-        self.queue += ops
-        return self.outbox_in(c, db)
+            ops += [self.burst_on(c, c),
+                    {"op": "restart", "c": c, "mode": "fast", "set": dict(restart, epoch=s["epoch"])}]
+        ops += [self.outbox_in(c, db), self.burst_on(c, c)]
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
 
     def drill_node_bits(self):
         return self.settings_drill(lambda s: {"node_bits": self.r.choice(
-            [b for b in SETTING_CHOICES["node_bits"] if b != s["node_bits"]])})
+            [b for b in SETTING_CHOICES["node_bits"] if b != s["node_bits"]])}, False)
 
     def drill_epoch_later(self):
         def later(s):
             y, m, d = (int(x) for x in s["epoch"].split("-"))
             moved = datetime.date(y, m, d) + datetime.timedelta(days=self.r.choice([1, 60]))
             return {"epoch": moved.isoformat()}
-        return self.settings_drill(later)
+        return self.settings_drill(later, True)
 
     def drill_churn(self):
         """Sessions one after another on one worker id, each borrowing ahead

@@ -125,7 +125,7 @@ class World:
             self.skipped += 1
         for c in list(self.clusters):
             self.check_log(c)
-        if op["op"] in POLL_AFTER or (op["op"] == "burst" and op.get("kill")):
+        if (op["op"] in POLL_AFTER or (op["op"] == "burst" and op.get("kill"))) and op.get("poll", True):
             self.poll_all()
 
     # -- servers

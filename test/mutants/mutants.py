@@ -42,7 +42,9 @@ MUTANTS = [
        "\treturn;\n")]),
     ("redo_mark", "src/rmgr.c",
      "MARK records are not replayed: a promoted standby has only its base backup's marks",
-     [("\thwm_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);\n", "")]),
+     [("\telse if (rmgr_read_mark(record, &rec))\n"
+       "\t\thwm_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);\n",
+       "\telse if (rmgr_read_mark(record, &rec))\n\t\t(void) 0;\n")]),
     ("key_epoch", "src/registry.c",
      "the epoch is left out of the key of a layout definition's shared state",
      [("\tkey->epoch_ms = layout->epoch_ms;\n", "")]),
@@ -91,8 +93,9 @@ def mutate(name, root):
     except OSError as e:
         fail("mutant %s no longer applies: %s" % (name, e))
     for i, (old, new) in enumerate(edits, 1):
-        n = text.count(old)
-        if n != 1:
+        # whole lines, or text within one: never the end of a longer line
+        n = text.count(old) if not old.startswith("\t") else text.count("\n" + old)
+        if n != 1 or text.count(old) != 1:
             fail("mutant %s no longer applies: its text %d of %d is found %d times in %s, not once;"
                  " refresh test/mutants/mutants.py with the code:\n%s"
                  % (name, i, len(edits), n, path, old))
