@@ -290,7 +290,7 @@ class Model:
                 and self.dbs(c, CURRENT)]
         return self.r.choice(prim) if prim else None
 
-    def settings_drill(self, change, poller):
+    def settings_drill(self, change, poller, aheads):
         """The clock ahead, IDs, then a restart with other settings and the
         clock right: IDs must resume above the earlier ones, or be refused
         (an epoch moved later).  With a poller, its horizons are ahead too,
@@ -302,14 +302,16 @@ class Model:
             return None
         db = self.r.choice(self.dbs(c, CURRENT))
         s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
-        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([1500, 3000]))
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice(aheads))
         restart = dict(s, **change(s))
         ops = [self.outbox_in(c, db) if poller else None,
                {"op": "reload", "c": c, "set": ahead, "poll": poller}, self.burst_on(c, c),
                {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": restart}]
         if restart["epoch"] != s["epoch"]:
-            # and back: the server would refuse its default layout for days
-            ops += [self.burst_on(c, c),
+            # idgen's own layout only (the others would wait out the clock's
+            # gap), and back: the server would refuse it for days
+            clients = [{"c": c, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]
+            ops += [{"op": "burst", "clients": clients, "kill": None},
                     {"op": "restart", "c": c, "mode": "fast", "set": dict(restart, epoch=s["epoch"])}]
         ops += [self.outbox_in(c, db), self.burst_on(c, c)]
         ops = [op for op in ops if op]
@@ -318,14 +320,14 @@ class Model:
 
     def drill_node_bits(self):
         return self.settings_drill(lambda s: {"node_bits": self.r.choice(
-            [b for b in SETTING_CHOICES["node_bits"] if b != s["node_bits"]])}, False)
+            [b for b in SETTING_CHOICES["node_bits"] if b != s["node_bits"]])}, False, [2000, 3000])
 
     def drill_epoch_later(self):
         def later(s):
             y, m, d = (int(x) for x in s["epoch"].split("-"))
             moved = datetime.date(y, m, d) + datetime.timedelta(days=self.r.choice([1, 60]))
             return {"epoch": moved.isoformat()}
-        return self.settings_drill(later, True)
+        return self.settings_drill(later, True, [3000, 4000])
 
     def drill_churn(self):
         """Sessions one after another on one worker id, each borrowing ahead
