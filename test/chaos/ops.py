@@ -312,7 +312,9 @@ class Model:
             # gap), and back: the server would refuse it for days
             clients = [{"c": c, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]
             ops += [{"op": "burst", "clients": clients, "kill": None},
-                    {"op": "restart", "c": c, "mode": "fast", "set": dict(restart, epoch=s["epoch"])}]
+                    # the first poll after it comes while the writers hold IDs
+                    {"op": "restart", "c": c, "mode": "fast", "set": dict(restart, epoch=s["epoch"]),
+                     "poll": False}]
         ops += [self.outbox_in(c, db), self.burst_on(c, c)]
         ops = [op for op in ops if op]
         self.queue += ops[1:]

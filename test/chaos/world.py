@@ -797,6 +797,10 @@ def run_outbox(cl, db, writers, poller, step, where, refusals):
             conn = cl.connect(db)
         except psycopg2.Error:
             return
+        # The writers' first IDs come first: a horizon taken before them
+        # (on a restarted server, the first since its start) bounds every
+        # later one, and would hide what they publish.
+        time.sleep(0.05)
         try:
             while True:
                 last = done.is_set()
