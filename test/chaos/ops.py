@@ -105,6 +105,8 @@ class Model:
             op = self.drill(kind)
             if op is None:
                 self.drills.append(kind)     # later, when the servers allow it
+                if kind == "failover" and self.standbys():
+                    op = self.choose_promote()      # the standby there is in the way
             self.drill_at = self.steps + self.r.randint(2, 6)
             if op is not None:
                 self.apply(op)
@@ -254,7 +256,10 @@ class Model:
     def drill(self, kind):
         """The first op of a drill, the others queued; None when the
         servers do not allow it now."""
-        return getattr(self, "drill_" + kind)()
+        op = getattr(self, "drill_" + kind)()
+        if op is not None:
+            op["drill"] = kind
+        return op
 
     def drill_failover(self):
         """A synchronous standby promoted after its primary ran with its

@@ -6,6 +6,7 @@ invariants of checks.py on values given by hand.  They need no server."""
 
 import collections
 import os
+import random
 import sys
 import tempfile
 import threading
@@ -17,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chaos import coarse, ddmin   # noqa: E402
 from checks import Frontier, Poller, Violation, stats_mismatch   # noqa: E402
 from cluster import Cluster        # noqa: E402
+from ops import DRILLS, Model      # noqa: E402
 
 
 def burst(c, n):
@@ -169,6 +171,16 @@ class Pollers(unittest.TestCase):
         self.assertTrue(s.waits(80, 0, collections.Counter()))    # keeps its cursor
         self.assertFalse(s.waits(120, 0, collections.Counter()))
         self.assertFalse(s.waits(80, 0, collections.Counter()))   # passed once: strict again
+
+
+class Drills(unittest.TestCase):
+    """Whatever the seed, a short run reaches every drill early."""
+
+    def test_every_drill_in_the_first_60_ops(self):
+        for seed in range(30):
+            model = Model(random.Random(seed), 4)
+            seen = {model.next_op().get("drill") for _ in range(60)}
+            self.assertEqual(set(DRILLS) - seen, set(), "seed %d" % seed)
 
 
 class Counts(unittest.TestCase):

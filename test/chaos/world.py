@@ -1,5 +1,6 @@
-"""Running ops against real servers, and the two invariants checked after
-every step over every ID any client was handed:
+"""Running ops against real servers, and the invariants checked after
+every step over every ID any client was handed (checks.py has the others:
+resuming above earlier runs, the outbox poller, idgen_stats' counts):
 
 (a) no ID is handed out twice in one layout definition (name and full
     definition; idgen's own layout per idgen.epoch and idgen.node_bits;
@@ -11,8 +12,9 @@ every step over every ID any client was handed:
     high-water mark's step.
 
 An error idgen raises on purpose is a refusal, counted and not a violation.
-A server process that dies without our SIGKILL, a PANIC, an internal error
-(XX000) or a connection lost without a kill is a violation.
+A server process that dies without our SIGKILL, a PANIC, a failed assertion,
+an internal error (XX000) or a connection lost without a kill is a
+violation.
 """
 
 import collections
