@@ -275,12 +275,14 @@ class Model:
             return None
         db = self.r.choice(dbs)
         s = self.new_name("S")
-        # The standby copies these, but for its clock; the ride out of the
-        # clock's gap (at most 3 + 2 + 1.5 + 1 s) stays within the limit.
+        # The standby copies these, but for its clock, 1.5 or 3 s behind: the
+        # promoted standby starts far below the primary's last IDs and
+        # horizons, which it must ride out (at most 4 + 3 + 1 s) within the
+        # limit, the pause and the promotion included.
         ahead = dict(self.clusters[p]["set"], max_clock_regression_ms=10000,
-                     clock_offset_ms=self.r.choice([1500, 3000]))
+                     clock_offset_ms=self.r.choice([3000, 4000]))
         ops = [{"op": "standby", "c": p, "s": s, "sync": True, "node_id": None,
-                "offset": self.r.choice([0, 0, -1500])},
+                "offset": self.r.choice([-1500, -3000])},
                self.burst_on(p, p), self.outbox_in(p, db),
                # idle while the poller polls: the horizon passes the marks
                {"op": "pause", "ms": 2000},
