@@ -51,6 +51,7 @@ class Layout:
         self.radix = int(radix)
         self.fields = tuple(fields)
         self.widths = tuple(int(w) for w in widths)
+        self.default = False
         self.size, self.scale = {}, {}
         scale = 1
         for field, width in reversed(list(zip(self.fields, self.widths))):
@@ -81,6 +82,18 @@ class Layout:
         base = (self.name, self.epoch_ms, self.tick_ms, self.radix, self.fields, self.widths)
         return base + ((node_bits,) if self.depends_on_node_bits() else ())
 
+    def group(self):
+        """What a server resumes above after a restart (checks.Frontier):
+        the definition, or idgen's own layout under any idgen.epoch and
+        node_bits, whose time field is always its top 41 bits."""
+        if self.default:
+            return ("idgen",)
+        return (self.name, self.epoch_ms, self.tick_ms, self.radix, self.fields, self.widths)
+
+    def bits_matter(self):
+        """Does idgen.node_bits place this server's IDs in the layout?"""
+        return self.default or self.depends_on_node_bits()
+
     def blocks_allowed(self):
         return self.fields[-1] == "sequence"
 
@@ -92,8 +105,10 @@ class Layout:
 
 def default_layout(epoch_ms, node_bits):
     """idgen's own layout under idgen.epoch and idgen.node_bits."""
-    return Layout("idgen", epoch_ms, 1, 2, ("time", "node", "worker", "sequence"),
-                  (41, node_bits, 10 - node_bits, 12))
+    layout = Layout("idgen", epoch_ms, 1, 2, ("time", "node", "worker", "sequence"),
+                    (41, node_bits, 10 - node_bits, 12))
+    layout.default = True
+    return layout
 
 
 def builtin(name):
