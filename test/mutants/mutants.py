@@ -73,8 +73,14 @@ MUTANTS = [
        "\t\tmemset(t, 0, sizeof(*t));\n"
        "\t\tplan->layout = layout;\n"
        "\t\tlg->dedicated = false;\n"
+       "\t\tgenerator_layout_planned(lg);\n"
        "\t\treturn;\n"
        "\t}\n", "")]),
+    ("plan_refused", "src/generator.c",
+     "a layout counts as planned before its planning can fail: after a refusal (a node id that"
+     " does not fit), the next call generates with half a plan (fixed by de9fc30)",
+     [("\tgenerator_plan(t, layout, &workers);\n",
+       "\tgenerator_layout_planned(lg);\n\tgenerator_plan(t, layout, &workers);\n")]),
     ("stats_batch", "src/generator.c",
      "IDs of idgen_next_batch() in a backend's own state are not counted in idgen_stats",
      [("\t\tDatum\t\tid = Int64GetDatum(generator_next_arg(fcinfo, lg, 2));\n",
