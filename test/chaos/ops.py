@@ -275,12 +275,14 @@ class Model:
             return None
         db = self.r.choice(dbs)
         s = self.new_name("S")
-        # The standby copies these, but for its clock; the ride out of the
-        # clock's gap (at most 3 + 2 + 1.5 + 1 s) stays within the limit.
+        # The standby copies these, but for its clock, 1.5 or 3 s behind: the
+        # promoted standby starts far below the primary's last IDs and
+        # horizons, which it must ride out (at most 4 + 3 + 1 s) within the
+        # limit, the pause and the promotion included.
         ahead = dict(self.clusters[p]["set"], max_clock_regression_ms=10000,
-                     clock_offset_ms=self.r.choice([1500, 3000]))
+                     clock_offset_ms=self.r.choice([3000, 4000]))
         ops = [{"op": "standby", "c": p, "s": s, "sync": True, "node_id": None,
-                "offset": self.r.choice([0, 0, -1500])},
+                "offset": self.r.choice([-1500, -3000])},
                self.burst_on(p, p), self.outbox_in(p, db),
                # idle while the poller polls: the horizon passes the marks
                {"op": "pause", "ms": 2000},
@@ -364,19 +366,34 @@ class Model:
     def drill_epoch_twins(self):
         """One name in two databases, defined alike but for the epoch: two
         definitions, each with a state of its own, generated in at once."""
-        pairs = [(c, self.dbs(c, CURRENT)) for c in self.primaries() if len(self.dbs(c, CURRENT)) >= 2]
-        if not pairs:
-            return None
-        c, dbs = self.r.choice(pairs)
+        c = self.r.choice(self.primaries())
+        dbs = self.dbs(c, CURRENT)
+        prep = None
+        if len(dbs) < 2:
+            # make a second database of the current version
+            old = [d for d in self.dbs(c) if d not in dbs]
+            free = [d for d in self.db_names if d not in self.clusters[c]["dbs"]]
+            if old:
+                prep = {"op": "ext_recreate", "c": c, "db": self.r.choice(old), "version": CURRENT}
+            elif free:
+                prep = {"op": "createdb", "c": c, "db": self.r.choice(free), "version": CURRENT}
+            else:
+                return None
+            dbs = dbs + [prep["db"]]
+            if len(dbs) < 2:
+                return None
         db1, db2 = self.r.sample(dbs, 2)
         name = self.r.choice(NAMES)
         fam = self.r.choice([0, 1, 5, 8])           # no worker field: one state per definition
         e1, e2 = self.r.sample(EPOCHS, 2)
         clients = [{"c": c, "db": db, "calls": [["next", name, 1, 300]]}
                    for db in (db1, db2, db1, db2)]
-        self.queue += [{"op": "redefine", "c": c, "db": db2, "name": name, "epoch": e2, "family": fam},
-                       {"op": "burst", "clients": clients, "kill": None}]
-        return {"op": "redefine", "c": c, "db": db1, "name": name, "epoch": e1, "family": fam}
+        ops = [prep, {"op": "redefine", "c": c, "db": db1, "name": name, "epoch": e1, "family": fam},
+               {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": e2, "family": fam},
+               {"op": "burst", "clients": clients, "kill": None}]
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
 
     def burst_on(self, model, c):
         """A burst on server c, with model's databases and layouts, idgen's
