@@ -24,7 +24,8 @@ BUILTIN = {
 # differently: with or without a worker field (own state per backend, or
 # one state per layout under a lock), small sequences that borrow ahead of
 # the clock at once, long ticks, decimal digits, the sequence above other
-# fields, random bits, a shard standing in for the node.
+# fields, random bits, a shard standing in for the node, a node field too
+# narrow for most servers' node ids.
 FAMILIES = [
     (("time", "node", "sequence"), (41, 10, 12), "1 millisecond", 2),
     (("time", "node", "sequence"), (45, 6, 4), "1 millisecond", 2),
@@ -36,6 +37,8 @@ FAMILIES = [
     (("time", "node", "worker", "sequence"), (38, 4, 6, 8), "10 milliseconds", 2),
     (("time", "sequence", "node"), (41, 12, 10), "1 millisecond", 2),
     (("time", "node", "sequence", "random"), (41, 6, 8, 8), "1 millisecond", 2),
+    # node ids 0 and 1 only: servers with others must refuse it, every time
+    (("time", "node", "sequence"), (41, 1, 12), "1 millisecond", 2),
 ]
 EPOCHS = ["2016-01-01", "2020-01-01", "2022-06-15", "2024-01-01", "2025-03-01"]
 NAMES = ["alpha", "beta", "gamma"]

@@ -35,7 +35,8 @@ WEIGHTS = {
 # Drills: the cases docs/guarantees.md names, as short op sequences that
 # reach them for sure.  Each run has every one early (in an order of its
 # seed) and more now and then; the random ops around them find the rest.
-DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_twins"]
+DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_twins", "refused"]
+NARROW = len(FAMILIES) - 1      # the family whose node field holds node ids 0 and 1
 # A standby's clock: often right, sometimes behind its primary's.
 STANDBY_OFFSETS = [0, 0, 0, -1500, -4000]
 
@@ -394,6 +395,23 @@ class Model:
         ops = [op for op in ops if op]
         self.queue += ops[1:]
         return ops[0]
+
+    def drill_refused(self):
+        """A layout whose node field is too narrow for the server's node id,
+        called again and again in one session, in every function: refused
+        each time, never generated in with half a plan."""
+        pairs = [(c, d) for c in self.primaries() if self.clusters[c]["set"]["node_id"] >= 2
+                 for d in self.dbs(c, CURRENT)]
+        if not pairs:
+            return None
+        c, db = self.r.choice(pairs)
+        name = self.r.choice(NAMES)
+        calls = [["next", name, 1, 1], ["next", name, 1, 20], ["batch", name, 50, 1],
+                 ["block", name, 2, 1], ["next", None, 1, 20]]
+        self.queue.append({"op": "burst", "kill": None,
+                           "clients": [{"c": c, "db": db, "calls": calls} for _ in range(2)]})
+        return {"op": "redefine", "c": c, "db": db, "name": name, "epoch": self.r.choice(EPOCHS),
+                "family": NARROW}
 
     def burst_on(self, model, c):
         """A burst on server c, with model's databases and layouts, idgen's
