@@ -290,10 +290,9 @@ generator_maybe_reclaim(int64 now)
 /*
  * A state the server's backends share under a lock (shared is NULL for the
  * default layout's shared slot, else where the layout definition's state
- * was last found): the same step as
- * in a backend's own state, with the clock read under the lock, as another
- * holder may have just moved on, and above the floor the registry gives
- * (registry_lock_state).
+ * was last found): the same step as in a backend's own state, with the
+ * clock read under the lock, as another holder may have just moved on, and
+ * above the floor the registry gives (registry_lock_state).
  */
 static int64
 generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
@@ -659,8 +658,8 @@ idgen_next(PG_FUNCTION_ARGS)
 
 /*
  * idgen_next(layout text, shard bigint DEFAULT NULL).  Not STRICT, as a NULL
- * shard means a random one; NULL in any other argument gives NULL, as if it
- * were (README: NULL arguments).
+ * shard means a random one; NULL in any other argument gives NULL, as a
+ * STRICT function's would.
  */
 Datum
 idgen_next_layout(PG_FUNCTION_ARGS)

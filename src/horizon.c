@@ -138,7 +138,7 @@ horizon_prepared_offset(void)
 							 mul_size(horizon_nbackends(), sizeof(pg_atomic_uint64))));
 }
 
-Size
+static Size
 horizon_shmem_size(void)
 {
 	return add_size(horizon_prepared_offset(),

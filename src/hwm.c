@@ -112,7 +112,7 @@ hwm_entries(void)
 	return hwm_nentries;
 }
 
-Size
+static Size
 hwm_shmem_size(void)
 {
 	return MAXALIGN(add_size(offsetof(HwmShared, entries),

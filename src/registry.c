@@ -136,7 +136,7 @@ registry_nslots(void)
 }
 
 /* One spare cache line lets the arrays start on a boundary wherever the block does. */
-Size
+static Size
 registry_shmem_size(void)
 {
 	Size		size = CACHELINEALIGN(sizeof(RegistryShared)) + PG_CACHE_LINE_SIZE;

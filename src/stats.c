@@ -88,7 +88,7 @@ static StatsLocal *my_locals = NULL;
 PG_FUNCTION_INFO_V1(idgen_stats);
 PG_FUNCTION_INFO_V1(idgen_stats_reset);
 
-Size
+static Size
 stats_shmem_size(void)
 {
 	return sizeof(StatsShared);
