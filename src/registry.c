@@ -182,11 +182,7 @@ registry_shmem_startup(void)
 void
 registry_require(void)
 {
-	if (registry == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("idgen must be loaded via shared_preload_libraries"),
-				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server.")));
+	settings_require_preloaded(registry != NULL);
 }
 
 int
