@@ -90,8 +90,6 @@ typedef struct GenWait
 } GenWait;
 
 
-extern void step_seed_random(void);
-extern uint64 step_random(void);
 extern void step_skip_past(GenState *st, const GenPlan *plan, int64 tick);
 extern void step_apply_floor(GenState *st, const GenPlan *plan, int64 floor);
 extern void step_clock_behind(GenState *st, const GenPlan *plan, int64 now);
