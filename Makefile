@@ -21,6 +21,8 @@ OBJS = \
 	src/idgen.o \
 	src/layout.o \
 	src/layouts_view.o \
+	src/lease.o \
+	src/lease_worker.o \
 	src/objectid.o \
 	src/provenance.o \
 	src/registry.o \
@@ -52,6 +54,11 @@ ISOLATION_OPTS = --inputdir=test --temp-instance=./tmp_check_iso --temp-config=t
 # t/*.pl: the core; IDGEN_TEST_EXTRA="integration long" (scripts/test's
 # default) adds the tests of real clients and other systems, and the slow ones.
 TAP_TESTS = 1
+
+# Node id leases (src/lease_worker.c) talk to the registry with libpq, as
+# contrib/dblink and postgres_fdw do.
+PG_CPPFLAGS += -I$(libpq_srcdir)
+SHLIB_LINK_INTERNAL = $(libpq)
 
 PG_CPPFLAGS += -DIDGEN_VERSION='"$(IDGEN_VERSION)"'
 # The custom WAL resource manager id (src/rmgr.c); WAL written with one id

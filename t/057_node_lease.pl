@@ -1,0 +1,241 @@
+# Node ids leased from a registry (idgen.node_registry): two servers lease
+# distinct ids, a restart keeps its id, a clone of a holder refuses while
+# both ids of idgen.node_bits = 1 are held, a holder frozen past its lease
+# loses its id to another server and, woken, makes nothing under it, and a
+# registry outage stops holders only once their leases run out.  Every ID
+# all servers made is distinct.  The controls: the clone with its source's
+# node id set by hand, and the frozen holder with the fence and the ceiling
+# disabled (idgen.lease_test_unsafe), repeat the other server's IDs.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+my $lease_s = 5;
+
+# The registry: any database with idgen; it generates nothing itself.
+my $registry = idgen_node('registry', "idgen.node_id = 0\n");
+my $reg = conninfo($registry);
+my $lease_conf = "idgen.node_registry = '$reg'\nidgen.node_lease_s = $lease_s\nidgen.node_bits = 1\n";
+
+sub leasing_node
+{
+	my ($name, $extra, %init) = @_;
+	my $node = idgen_node($name, $lease_conf . ($extra // ''), %init);
+	$node->safe_psql('postgres', 'CREATE TABLE ids (id bigint); CREATE TABLE ctl (id bigint)');
+	return $node;
+}
+
+# Waits until the node holds a lease; returns its node id.
+sub leased
+{
+	my ($node) = @_;
+	$node->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease")
+	  or die $node->name . ' did not lease a node id: '
+	  . $node->safe_psql('postgres', 'SELECT last_error FROM idgen_node_lease');
+	return $node->safe_psql('postgres', 'SELECT node_id FROM idgen_node_lease');
+}
+
+# n IDs into the table, at the clock shifted to at_ms (Unix ms) if given;
+# returns the psql result triple.  Table ctl gets IDs of layout pgedge,
+# which has no worker field: two servers with one node id then make the
+# same IDs in the same milliseconds, whichever worker ids their backends
+# hold.
+sub burst_into
+{
+	my ($node, $table, $n, $at_ms, $session) = @_;
+	my $layout = $table eq 'ctl' ? "'pgedge'" : '';
+	my $sql = '';
+	$sql .= "SELECT set_config('idgen.clock_offset_ms', ($at_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);\n"
+	  if defined $at_ms;
+	$sql .= "INSERT INTO $table SELECT idgen_next($layout) FROM generate_series(1, $n);";
+	return $session->query($sql) if $session;
+	return $node->psql('postgres', $sql);
+}
+
+sub ids_of
+{
+	my ($node, $table) = @_;
+	return split /\n/, $node->safe_psql('postgres', "SELECT id FROM $table");
+}
+
+sub first_ms
+{
+	my ($node, $table) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT (extract(epoch FROM (idgen_decode(min(id), 'pgedge')).ts) * 1000)::bigint FROM $table");
+}
+
+sub common
+{
+	my ($x, $y) = @_;
+	my %seen = map { $_ => 1 } @$x;
+	return scalar grep { $seen{$_} } @$y;
+}
+
+sub node_of
+{
+	my ($node, $table) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT string_agg(DISTINCT (idgen_decode(id)).node_id::text, ',') FROM $table");
+}
+
+# Stops (SIGSTOP) or wakes (SIGCONT) the postmaster and all its children.
+sub signal_server
+{
+	my ($node, $sig) = @_;
+	my $pm = $node->{_pid};
+	my @pids = ($pm, split(/\s+/, `pgrep -P $pm` // ''));
+	kill $sig, grep { /^\d+$/ } @pids;
+	return;
+}
+
+my ($ret, $out, $err);
+
+# --- two servers lease distinct ids
+my $a = leasing_node('a', '', allows_streaming => 1);
+my $b = leasing_node('b');
+my $na = leased($a);
+my $nb = leased($b);
+isnt($na, $nb, "a and b lease distinct node ids ($na, $nb)");
+is($registry->safe_psql('postgres', 'SELECT count(*) FROM idgen_leases WHERE held'), 2,
+	'the registry shows both leases held');
+like($registry->safe_psql('postgres', "SELECT holder FROM idgen_leases WHERE node_id = $na"),
+	qr/\Q${\ $a->data_dir }\E$/, "the registry names a's data directory as the holder");
+is($a->safe_psql('postgres', 'SELECT source, registry ~ \'dbname=postgres\', seconds_left > 0 FROM idgen_node_lease'),
+	'lease|t|t', 'a says its node id comes from a lease, from which registry, and for how long');
+($ret, $out, $err) = burst_into($a, 'ids', 20000);
+is($ret, 0, 'a generates') or diag($err);
+burst_into($b, 'ids', 20000);
+is(node_of($a, 'ids'), $na, "a's IDs carry its node id");
+is(node_of($b, 'ids'), $nb, "b's IDs carry its node id");
+
+# --- a restart keeps the id, and starts after the IDs it made
+$a->restart;
+is(leased($a), $na, 'a restarted leases its node id again');
+burst_into($a, 'ids', 20000);
+
+# --- a clone of a, started as a primary, refuses while both ids are held
+my $clone = node_from_backup($a, 'clone', streaming => 0);
+$clone->poll_query_until('postgres', "SELECT last_error ~ 'are leased' FROM idgen_node_lease")
+  or die 'the clone did not try the registry';
+($ret, $out, $err) = $clone->psql('postgres', 'SELECT idgen_next()');
+isnt($ret, 0, 'the clone of a holder does not generate while both node ids are held');
+like($err, qr/idgen holds no node id lease from registry "host=\S+ port=\d+ dbname=postgres"/,
+	'the error names the registry');
+like($err, qr/all 2 node ids of idgen.node_bits = 1 are leased/, 'and says every node id is held');
+like($err, qr/\Q${\ $a->data_dir }\E.*\Q${\ $b->data_dir }\E|\Q${\ $b->data_dir }\E.*\Q${\ $a->data_dir }\E/s,
+	'and lists the holders');
+is($clone->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'acquiring',
+	'idgen_node_lease shows the clone without a lease');
+$clone->stop;
+
+# Control: the same clone with its source's node id set by hand makes the
+# IDs a makes at the same time.
+burst_into($a, 'ctl', 50000);
+my $manual = node_from_backup($a, 'manual', streaming => 0, backup => 'clone_base',
+	conf => "idgen.node_registry = ''\nidgen.node_id = $na\n");
+($ret, $out, $err) = burst_into($manual, 'ctl', 50000, first_ms($a, 'ctl'));
+my @a_ids = ids_of($a, 'ctl');
+my @manual_ids = ids_of($manual, 'ctl');
+cmp_ok(common(\@a_ids, \@manual_ids), '>', 0,
+	'control: the clone with a node id set by hand repeats IDs of a')
+  or diag("$ret $err");
+$a->safe_psql('postgres', 'CREATE TABLE pgedge_ids AS SELECT id FROM ctl');
+$manual->stop;
+
+# --- a holder frozen past its lease loses its id, and woken makes nothing under it
+sub frozen_holder
+{
+	my ($holder, $taker, $expect) = @_;
+	my $session = $holder->background_psql('postgres', on_error_stop => 0);
+	$session->query_safe("SELECT idgen_next(), idgen_next('pgedge')");
+	my $held = leased($holder);
+	signal_server($holder, 'STOP');
+	my $frozen_at = time;
+	# $taker, once started or reconnected, waits for the lease to expire
+	my $nt = leased($taker);
+	# the last renewal was at most a third of the lease before the freeze
+	ok(time - $frozen_at >= $lease_s * 2 / 3 - 0.5,
+		"$expect: the id went to another server only after the lease expired");
+	is($nt, $held, "$expect: the other server leases the frozen holder's id");
+	$taker->safe_psql('postgres', 'TRUNCATE ctl');
+	burst_into($taker, 'ctl', 50000);
+	my $at = first_ms($taker, 'ctl');
+	signal_server($holder, 'CONT');
+	$holder->safe_psql('postgres', 'TRUNCATE ctl');
+	my $r = burst_into($holder, 'ctl', 50000, $at, $session);
+	my $woken_err = $session->{stderr};
+	$session->quit;
+	my @h = ids_of($holder, 'ctl');
+	my @t = ids_of($taker, 'ctl');
+	return (scalar @h, common(\@h, \@t), $woken_err);
+}
+
+my $d = leasing_node('d');
+is($d->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'acquiring',
+	'd waits while a and b hold both ids');
+my ($made, $repeats, $woken_err) = frozen_holder($a, $d, 'fenced');
+is($made, 0, 'the frozen holder, woken, makes no ID under the id it lost');
+like($woken_err, qr/idgen holds no node id lease/, 'its session is refused');
+($ret, $out, $err) = $a->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/was leased to another server/, 'and so is a new session, saying why');
+$a->poll_query_until('postgres', "SELECT state = 'lost' FROM idgen_node_lease");
+is($a->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'lost',
+	'idgen_node_lease shows the lease lost');
+$d->safe_psql('postgres', 'CREATE TABLE pgedge_ids AS SELECT id FROM ctl');
+
+# Control: the same with the fence and the ceiling disabled repeats.
+$a->stop;
+$d->stop;    # releases the id, which a then leases
+$a->append_conf('postgresql.conf', "idgen.lease_test_unsafe = 'fence,ceiling'\n");
+$a->start;
+leased($a);
+$d->start;
+($made, $repeats) = frozen_holder($a, $d, 'unfenced');
+cmp_ok($repeats, '>', 0,
+	"control: without fence and ceiling, the woken holder repeats the new holder's IDs ($repeats of $made)");
+$a->stop;
+
+# --- the registry stopped: holders generate for the rest of their lease,
+# then refuse naming the registry, and resume once it is back
+my $nd = leased($d);
+$nb = leased($b);
+$registry->stop;
+my $stopped_at = time;
+($ret, $out, $err) = burst_into($b, 'ids', 1000);
+is($ret, 0, 'with the registry down, b still generates within its lease');
+$b->poll_query_until('postgres', "SELECT seconds_left = 0 FROM idgen_node_lease")
+  or die 'the lease did not run out';
+cmp_ok(time - $stopped_at, '<=', $lease_s + 1, 'the lease runs out within its length');
+($ret, $out, $err) = $b->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/idgen holds no node id lease from registry "host=\S+ port=\d+ dbname=postgres".*ran out/s,
+	'then b refuses, naming the registry');
+like($err, qr/connect|connection/i, 'and why');
+$registry->start;
+is(leased($b), $nb, 'b renews its lease once the registry is back');
+is(leased($d), $nd, 'so does d');
+($ret, $out, $err) = burst_into($b, 'ids', 20000);
+is($ret, 0, 'b generates again') or diag($err);
+burst_into($d, 'ids', 20000);
+
+# --- every ID from all servers
+$a->start;
+my @all = (ids_of($a, 'ids'), ids_of($b, 'ids'), ids_of($d, 'ids'));
+my %count;
+$count{$_}++ for @all;
+is(scalar(grep { $count{$_} > 1 } keys %count), 0,
+	'no ID repeats across the servers (' . scalar(@all) . ' IDs)');
+my @pgedge = (ids_of($a, 'pgedge_ids'), ids_of($d, 'pgedge_ids'));
+%count = ();
+$count{$_}++ for @pgedge;
+is(scalar(grep { $count{$_} > 1 } keys %count), 0,
+	'nor in layout pgedge, the fenced run included (' . scalar(@pgedge) . ' IDs)');
+
+$_->stop for $a, $b, $d, $registry;
+done_testing();
