@@ -67,10 +67,17 @@ note_bad_setting(const char *name, char *detail, bool affects_layout)
 static void
 note_rejected_value(const char *name, const char *configured, bool affects_layout)
 {
-	note_bad_setting(name,
-					 psprintf("The server configuration sets %s to \"%s\", which is not a valid value.",
-							  name, configured),
-					 affects_layout);
+	/* a connection string may hold a password: never shown */
+	if (strcmp(name, "idgen.node_registry") == 0)
+		note_bad_setting(name,
+						 psprintf("The server configuration sets %s to a string that is not a libpq connection string.",
+								  name),
+						 affects_layout);
+	else
+		note_bad_setting(name,
+						 psprintf("The server configuration sets %s to \"%s\", which is not a valid value.",
+								  name, configured),
+						 affects_layout);
 }
 
 /*

@@ -137,7 +137,9 @@ $clone->stop;
 
 # Control: the same clone with its source's node id set by hand makes the
 # IDs a makes at the same time.
-burst_into($a, 'ctl', 50000);
+# The reference burst is long, so that the other, shifted to its first
+# millisecond, falls within it however long its first mark takes.
+burst_into($a, 'ctl', 300000);
 my $manual = node_from_backup($a, 'manual', streaming => 0, backup => 'clone_base',
 	conf => "idgen.node_registry = ''\nidgen.node_id = $na\n");
 ($ret, $out, $err) = burst_into($manual, 'ctl', 50000, first_ms($a, 'ctl'));
@@ -165,7 +167,7 @@ sub frozen_holder
 		"$expect: the id went to another server only after the lease expired");
 	is($nt, $held, "$expect: the other server leases the frozen holder's id");
 	$taker->safe_psql('postgres', 'TRUNCATE ctl');
-	burst_into($taker, 'ctl', 50000);
+	burst_into($taker, 'ctl', 300000);
 	my $at = first_ms($taker, 'ctl');
 	signal_server($holder, 'CONT');
 	$holder->safe_psql('postgres', 'TRUNCATE ctl');
@@ -237,5 +239,37 @@ $count{$_}++ for @pgedge;
 is(scalar(grep { $count{$_} > 1 } keys %count), 0,
 	'nor in layout pgedge, the fenced run included (' . scalar(@pgedge) . ' IDs)');
 
-$_->stop for $a, $b, $d, $registry;
+$_->stop for $a, $b, $d;
+
+# --- settings: the node id from one source only, a registry libpq can
+# read, a lease of at least 5 s; an unreachable registry is named.
+my $bad = idgen_node('bad', "idgen.node_id = 1\n");
+sub try_setting
+{
+	my ($conf) = @_;
+	set_auto_conf($bad, $conf);
+	my ($ret, $out, $err) = $bad->psql('postgres', 'SELECT idgen_next()');
+	return $err;
+}
+$err = try_setting("idgen.node_registry = '$reg'");
+like($err, qr/ERROR:  idgen cannot be used because idgen.node_registry is invalid/,
+	'idgen.node_id and idgen.node_registry both set: refused');
+like($err, qr/DETAIL:  Both idgen.node_id and idgen.node_registry are set/, 'the detail names both');
+like($err, qr/HINT:  Remove idgen.node_id from postgresql.conf to lease node ids, or idgen.node_registry to set them by hand/,
+	'the hint says what to remove');
+$bad->adjust_conf('postgresql.conf', 'idgen.node_id', undef);
+$err = try_setting("idgen.node_registry = 'host=/nonexistent password=secret bogus=1'");
+like($err, qr/idgen.node_registry is invalid/, 'a registry libpq cannot read is refused');
+unlike($err, qr/secret/, 'without showing its password');
+$err = try_setting("idgen.node_registry = '$reg'\nidgen.node_lease_s = 2");
+like($err, qr/idgen.node_lease_s is invalid/, 'a lease shorter than 5 s is refused');
+set_auto_conf($bad, "idgen.node_registry = 'host=/nonexistent port=1 dbname=postgres password=secret'");
+$bad->poll_query_until('postgres', "SELECT last_error ~ 'Could not connect' FROM idgen_node_lease");
+($ret, $out, $err) = $bad->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/idgen holds no node id lease from registry "host=\/nonexistent port=1 dbname=postgres"/,
+	'an unreachable registry: refused, naming it without its password');
+like($err, qr/Could not connect to the registry/, 'and saying why');
+$bad->stop;
+
+$registry->stop;
 done_testing();
