@@ -49,12 +49,22 @@ static char *registry_display = NULL;
 
 PG_FUNCTION_INFO_V1(idgen_node_lease);
 
+/*
+ * The fence's clock: monotonic, and on Linux counting time suspended too,
+ * so that a host that slept past the lease wakes fenced.
+ */
+#ifdef CLOCK_BOOTTIME
+#define LEASE_CLOCK CLOCK_BOOTTIME
+#else
+#define LEASE_CLOCK CLOCK_MONOTONIC
+#endif
+
 int64
 lease_monotonic_us(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(LEASE_CLOCK, &ts);
 	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 

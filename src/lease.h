@@ -30,7 +30,7 @@ typedef enum LeaseState
  */
 typedef struct LeaseShared
 {
-	pg_atomic_uint64 valid_until_us;	/* CLOCK_MONOTONIC; 0: not valid */
+	pg_atomic_uint64 valid_until_us;	/* lease_monotonic_us(); 0: not valid */
 	pg_atomic_uint64 ceiling_ms;	/* ticks must end at or below it */
 	slock_t		mutex;
 	int			node_id;		/* -1 until first leased */

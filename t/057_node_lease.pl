@@ -98,7 +98,7 @@ sub signal_server
 my ($ret, $out, $err);
 
 # --- two servers lease distinct ids
-my $a = leasing_node('a', '', allows_streaming => 1);
+my $a = leasing_node('a', "restart_after_crash = on\n", allows_streaming => 1);
 my $b = leasing_node('b');
 my $na = leased($a);
 my $nb = leased($b);
@@ -118,6 +118,14 @@ is(node_of($b, 'ids'), $nb, "b's IDs carry its node id");
 # --- a restart keeps the id, and starts after the IDs it made
 $a->restart;
 is(leased($a), $na, 'a restarted leases its node id again');
+burst_into($a, 'ids', 20000);
+
+# A backend's crash reinitialises shared memory, not the postmaster: the
+# worker renews the lease it finds in the token file.
+my $offset = -s $a->logfile;
+ok(crash_backend($a), 'a reinitialised after a backend crashed');
+is(leased($a), $na, 'a keeps its node id across the reinitialisation');
+ok(!$a->log_contains('leased node id', $offset), 'renewing its lease, not acquiring one');
 burst_into($a, 'ids', 20000);
 
 # --- a clone of a, started as a primary, refuses while both ids are held
