@@ -5,7 +5,8 @@
 # registry outage stops holders only once their leases run out.  Every ID
 # all servers made is distinct.  The controls: the clone with its source's
 # node id set by hand, and the frozen holder with the fence and the ceiling
-# disabled (idgen.lease_test_unsafe), repeat the other server's IDs.
+# disabled (idgen.lease_test_unsafe), repeat the other server's IDs; with
+# only one of the two disabled, the other still refuses.
 use strict;
 use warnings;
 use FindBin;
@@ -200,14 +201,30 @@ is($a->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'lost',
 	'idgen_node_lease shows the lease lost');
 $d->safe_psql('postgres', 'CREATE TABLE pgedge_ids AS SELECT id FROM ctl');
 
-# Control: the same with the fence and the ceiling disabled repeats.
-$a->stop;
-$d->stop;    # releases the id, which a then leases
-$a->append_conf('postgresql.conf', "idgen.lease_test_unsafe = 'fence,ceiling'\n");
-$a->start;
-leased($a);
-$d->start;
-($made, $repeats) = frozen_holder($a, $d, 'unfenced');
+# Each protection alone refuses the woken holder; the control, with both
+# disabled, repeats.  The holder leases again once the taker releases.
+sub rerun_frozen
+{
+	my ($unsafe) = @_;
+	$a->stop;
+	$d->stop;
+	$a->adjust_conf('postgresql.conf', 'idgen.lease_test_unsafe', "'$unsafe'");
+	$a->start;
+	leased($a);
+	$d->start;
+	return frozen_holder($a, $d, "without the $unsafe");
+}
+$a->append_conf('postgresql.conf', "idgen.lease_test_unsafe = ''\n");
+($made, $repeats, $woken_err) = rerun_frozen('fence');
+is($made, 0, 'without the fence, the ceiling alone refuses the woken holder');
+# the ceiling's check failed; the message gives the worker's reason if it has one
+like($woken_err, qr/is beyond the mark the registry holds|was leased to another server/, 'saying so');
+$d->safe_psql('postgres', 'INSERT INTO pgedge_ids SELECT id FROM ctl');
+($made, $repeats, $woken_err) = rerun_frozen('ceiling');
+is($made, 0, 'without the ceiling, the fence alone refuses the woken holder');
+like($woken_err, qr/ran out before it could be renewed|was leased to another server/, 'saying so');
+$d->safe_psql('postgres', 'INSERT INTO pgedge_ids SELECT id FROM ctl');
+($made, $repeats) = rerun_frozen('fence,ceiling');
 cmp_ok($repeats, '>', 0,
 	"control: without fence and ceiling, the woken holder repeats the new holder's IDs ($repeats of $made)");
 $a->stop;
