@@ -424,7 +424,7 @@ lease_release(void)
 	PGresult   *r;
 
 	lease_fence_now();
-	if (me.node_id < 0 || me.lost || me.conn == NULL)
+	if (me.node_id < 0 || me.lost)
 		return;
 	snprintf(node, sizeof(node), "%d", me.node_id);
 	snprintf(mark, sizeof(mark), INT64_FORMAT, hwm_node_highest(me.node_id, idgen_node_bits));
