@@ -100,7 +100,7 @@ my ($ret, $out, $err);
 
 # --- two servers lease distinct ids
 my $a = leasing_node('a', "restart_after_crash = on\n", allows_streaming => 1);
-my $b = leasing_node('b');
+my $b = leasing_node('b', '', allows_streaming => 1);
 my $na = leased($a);
 my $nb = leased($b);
 isnt($na, $nb, "a and b lease distinct node ids ($na, $nb)");
@@ -251,9 +251,27 @@ is(leased($d), $nd, 'so does d');
 is($ret, 0, 'b generates again') or diag($err);
 burst_into($d, 'ids', 20000);
 
+# --- a standby of b promoted while b lives is another holder: it waits
+# while every node id is held, and takes b's once b released it
+my $standby = node_from_backup($b, 'standby');
+$b->wait_for_catchup($standby);
+$standby->promote;
+$standby->safe_psql('postgres', 'CREATE TABLE ids2 (id bigint)');
+$standby->poll_query_until('postgres', "SELECT last_error ~ 'are leased' FROM idgen_node_lease")
+  or die 'the promoted standby did not try the registry';
+($ret, $out, $err) = $standby->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/all 2 node ids of idgen.node_bits = 1 are leased/,
+	'a standby promoted while its primary lives does not share its node id');
+burst_into($b, 'ids', 20000);
+$b->stop;
+is(leased($standby), $nb, 'once the primary stopped, the promoted standby leases its node id');
+($ret, $out, $err) = burst_into($standby, 'ids2', 20000);
+is($ret, 0, 'and generates') or diag($err);
+
 # --- every ID from all servers
 $a->start;
-my @all = (ids_of($a, 'ids'), ids_of($b, 'ids'), ids_of($d, 'ids'));
+$b->start;
+my @all = (ids_of($a, 'ids'), ids_of($b, 'ids'), ids_of($d, 'ids'), ids_of($standby, 'ids2'));
 my %count;
 $count{$_}++ for @all;
 is(scalar(grep { $count{$_} > 1 } keys %count), 0,
@@ -264,7 +282,7 @@ $count{$_}++ for @pgedge;
 is(scalar(grep { $count{$_} > 1 } keys %count), 0,
 	'nor in layout pgedge, the fenced run included (' . scalar(@pgedge) . ' IDs)');
 
-$_->stop for $a, $b, $d;
+$_->stop for $a, $b, $d, $standby;
 
 # --- settings: the node id from one source only, a registry libpq can
 # read, a lease of at least 5 s; an unreachable registry is named.
