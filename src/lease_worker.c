@@ -7,9 +7,9 @@
  *
  * Acquiring: the registry function idgen_lease_acquire() hands out a node
  * id that no live lease holds and returns the mark its previous holders
- * reported; the worker keeps the new holder token in $PGDATA/idgen_lease,
- * raises this server's marks of the node id above that mark (durably, in
- * idgen_hwm and WAL), and only then renews and publishes the lease.
+ * reported; the worker raises this server's marks of the node id above
+ * that mark (durably, in idgen_hwm and WAL), keeps the new holder token in
+ * $PGDATA/idgen_lease, and only then renews and publishes the lease.
  *
  * Renewing: idgen_lease_renew() takes the token and a mark above every tick
  * this server may start before its next renewal; the registry keeps the
@@ -393,10 +393,14 @@ lease_acquire(void)
 	strlcpy(me.token, PQgetvalue(r, 0, 1), sizeof(me.token));
 	previous_mark = strtoi64(PQgetvalue(r, 0, 2), NULL, 10);
 	PQclear(r);
-	lease_file_write();
 	/* the marks hwm.c keeps free room for are this node id's */
 	idgen_node_id = me.node_id;
 	hwm_raise_node_floor(me.node_id, idgen_node_bits, previous_mark);
+	/*
+	 * Only now: a worker restarted in this server run renews the lease the
+	 * file names without raising the marks again.
+	 */
+	lease_file_write();
 	SpinLockAcquire(&lease->mutex);
 	lease->acquired_at = GetCurrentTimestamp();
 	lease->previous_mark_ms = previous_mark;
