@@ -1,12 +1,16 @@
 # Node ids leased from a registry (idgen.node_registry): two servers lease
-# distinct ids, a restart keeps its id, a clone of a holder refuses while
-# both ids of idgen.node_bits = 1 are held, a holder frozen past its lease
-# loses its id to another server and, woken, makes nothing under it, and a
-# registry outage stops holders only once their leases run out.  Every ID
+# distinct ids, a restart and a backend crash keep the id, a clone of a
+# holder refuses while both ids of idgen.node_bits = 1 are held, a holder
+# frozen past its lease loses its id to another server and, woken, makes
+# nothing under it, a holder whose lease worker alone is frozen stops
+# before its id changes hands, a registry outage stops holders only once
+# their leases run out, and a standby promoted while its primary lives
+# waits for a free id.  Every ID
 # all servers made is distinct.  The controls: the clone with its source's
 # node id set by hand, and the frozen holder with the fence and the ceiling
 # disabled (idgen.lease_test_unsafe), repeat the other server's IDs; with
-# only one of the two disabled, the other still refuses.
+# only one of the two disabled, the other still refuses; without the fence,
+# a holder whose worker is frozen generates after its id changed hands.
 use strict;
 use warnings;
 use FindBin;
@@ -251,6 +255,69 @@ is(leased($d), $nd, 'so does d');
 is($ret, 0, 'b generates again') or diag($err);
 burst_into($d, 'ids', 20000);
 
+# --- only d's lease worker frozen: d's backends stop at the fence by
+# themselves, before the registry gives the id to another server
+sub worker_pid
+{
+	my ($node) = @_;
+	my $pm = $node->{_pid};
+	my $pid = `pgrep -P $pm -f 'idgen node lease'`;
+	chomp $pid;
+	return $pid;
+}
+
+# Generates an ID every few milliseconds until refused; returns when, by
+# the server's clock (the registry's: one machine).
+sub generate_until_refused
+{
+	my ($node) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', q{
+		DO $$ BEGIN
+			LOOP PERFORM idgen_next(); PERFORM pg_sleep(0.002); END LOOP;
+		EXCEPTION WHEN object_not_in_prerequisite_state THEN
+			RAISE NOTICE 'refused at %', extract(epoch FROM clock_timestamp());
+		END $$});
+	return $err =~ /refused at ([\d.]+)/ ? $1 : undef;
+}
+
+sub frozen_worker
+{
+	my ($holder, $taker, $expect) = @_;
+	my $held = leased($holder);
+	my $worker = worker_pid($holder);
+	kill 'STOP', $worker;
+	my $frozen_at = time;
+	my $refused_at = generate_until_refused($holder);
+	is(leased($taker), $held, "$expect: the other server then leases the id");
+	my $acquired_at = $registry->safe_psql('postgres',
+		"SELECT extract(epoch FROM acquired_at) FROM idgen_leases WHERE node_id = $held");
+	kill 'CONT', $worker;
+	return ($refused_at - $frozen_at, $refused_at - $acquired_at);
+}
+
+$a->adjust_conf('postgresql.conf', 'idgen.lease_test_unsafe', "''");
+$a->start;
+my ($stopped_after, $before_taken) = frozen_worker($d, $a, 'worker frozen');
+cmp_ok($stopped_after, '<=', $lease_s,
+	sprintf("d's backends stop %.2f s after its worker froze, within the lease", $stopped_after));
+cmp_ok($before_taken, '<', 0,
+	sprintf('%.2f s before the registry gave its id to a', -$before_taken));
+
+# Control: without the fence, the backends go on until the ceiling, after
+# the id went to another server: two servers generate under it at once
+# (without repeating each other, as the ceiling still holds).
+$a->stop;    # releases the id
+$d->stop;
+$d->append_conf('postgresql.conf', "idgen.lease_test_unsafe = 'fence'\n");
+$d->start;
+leased($d);
+$a->start;
+($stopped_after, $before_taken) = frozen_worker($d, $a, 'worker frozen, no fence');
+cmp_ok($before_taken, '>', 0,
+	sprintf('control: without the fence, d generated for %.2f s after its id went to a', $before_taken));
+$d->stop;
+$d->adjust_conf('postgresql.conf', 'idgen.lease_test_unsafe', "''");
+
 # --- a standby of b promoted while b lives is another holder: it waits
 # while every node id is held, and takes b's once b released it
 my $standby = node_from_backup($b, 'standby');
@@ -269,8 +336,8 @@ is(leased($standby), $nb, 'once the primary stopped, the promoted standby leases
 is($ret, 0, 'and generates') or diag($err);
 
 # --- every ID from all servers
-$a->start;
 $b->start;
+$d->start;
 my @all = (ids_of($a, 'ids'), ids_of($b, 'ids'), ids_of($d, 'ids'), ids_of($standby, 'ids2'));
 my %count;
 $count{$_}++ for @all;
