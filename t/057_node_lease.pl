@@ -5,10 +5,10 @@
 # nothing under it, a holder whose lease worker alone is frozen stops
 # before its id changes hands, a registry outage stops holders only once
 # their leases run out, and a standby promoted while its primary lives
-# waits for a free id.  Every ID
-# all servers made is distinct.  The controls: the clone with its source's
-# node id set by hand, and the frozen holder with the fence and the ceiling
-# disabled (idgen.lease_test_unsafe), repeat the other server's IDs; with
+# waits for a free id.  Every ID all servers made is distinct.  The
+# controls: the clone with its source's node id set by hand, and the
+# frozen holder with the fence and the ceiling disabled
+# (idgen.lease_test_unsafe), repeat the other server's IDs; with
 # only one of the two disabled, the other still refuses; without the fence,
 # a holder whose worker is frozen generates after its id changed hands.
 use strict;
