@@ -46,6 +46,8 @@ bool		lease_ceiling_off = false;
 
 /* Where the registry is, without its password: set in _PG_init. */
 static char *registry_display = NULL;
+/* Loaded by shared_preload_libraries: only then is the node id known. */
+static bool lease_preloaded = false;
 
 PG_FUNCTION_INFO_V1(idgen_node_lease);
 
@@ -91,6 +93,7 @@ lease_describe_registry(const char *conninfo)
 void
 lease_configure(void)
 {
+	lease_preloaded = process_shared_preload_libraries_in_progress;
 	lease_on = process_shared_preload_libraries_in_progress &&
 		idgen_node_registry != NULL && idgen_node_registry[0] != '\0';
 	if (!lease_on)
@@ -278,7 +281,7 @@ idgen_node_lease(PG_FUNCTION_ARGS)
 	{
 		values[0] = CStringGetTextDatum("setting");
 		values[1] = Int32GetDatum(idgen_node_id);
-		nulls[1] = !settings_all_valid();
+		nulls[1] = !lease_preloaded || !settings_all_valid();
 		return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 	}
 	registry_require();
