@@ -347,7 +347,7 @@ lease_renew(void)
 			lease_publish(LEASE_RENEWING, err);
 		return false;
 	}
-	ceiling = strtoi64(PQgetvalue(r, 0, 0), NULL, 10);
+	ceiling = (int64) strtoll(PQgetvalue(r, 0, 0), NULL, 10);
 	PQclear(r);
 	/* the ceiling before the fence: a backend may see the new fence only with it */
 	pg_atomic_write_u64(&lease->ceiling_ms, (uint64) ceiling);
@@ -391,7 +391,7 @@ lease_acquire(void)
 	}
 	me.node_id = atoi(PQgetvalue(r, 0, 0));
 	strlcpy(me.token, PQgetvalue(r, 0, 1), sizeof(me.token));
-	previous_mark = strtoi64(PQgetvalue(r, 0, 2), NULL, 10);
+	previous_mark = (int64) strtoll(PQgetvalue(r, 0, 2), NULL, 10);
 	PQclear(r);
 	/* the marks hwm.c keeps free room for are this node id's */
 	idgen_node_id = me.node_id;
