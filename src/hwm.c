@@ -771,6 +771,59 @@ hwm_raise_all(int64 ms)
 	LWLockRelease(hwm->lock);
 }
 
+/*
+ * The highest mark that binds a node id under node_bits, in any layout:
+ * every tick this server used under the node id starts below it
+ * (lease_worker.c reports it to the registry).
+ */
+int64
+hwm_node_highest(int node, int node_bits)
+{
+	int64		high = 0;
+
+	LWLockAcquire(hwm->lock, LW_SHARED);
+	for (int i = 0; i < hwm->end; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+
+		if (e->name[0] != '\0' &&
+			(e->node == HWM_ANY_NODE || e->node == node || e->node_bits != node_bits))
+			high = Max(high, Max(e->floor, hwm_mark(e)));
+	}
+	LWLockRelease(hwm->lock);
+	return high;
+}
+
+/*
+ * Raises the overflow mark of a node id, which binds its every layout, to
+ * ms, durably: a node id leased from a registry starts above the mark its
+ * previous holders reported.  Called before any backend generates under
+ * the node id, so no backend holds a floor of it yet.
+ */
+void
+hwm_raise_node_floor(int node, int node_bits, int64 ms)
+{
+	HwmEntry   *e;
+
+	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
+	if (hwm->corrupt)
+	{
+		/* generation refuses for the file anyway */
+		LWLockRelease(hwm->lock);
+		return;
+	}
+	e = hwm_find_or_add(HWM_OVERFLOW, 0, node, node_bits, false);
+	if (e == NULL)
+		e = hwm_overflow();
+	if (ms > hwm_mark(e) || ms > e->floor)
+	{
+		hwm_merge(e, 0, ms);
+		hwm_write(NULL);
+		XLogFlush(hwm_log_mark(e, hwm_mark(e)));
+	}
+	LWLockRelease(hwm->lock);
+}
+
 /* Does this session wait for synchronous standbys, as its commits would? */
 bool
 hwm_sync_wanted(void)
