@@ -1344,7 +1344,7 @@ COMMENT ON TABLE idgen_lease IS
 'on a registry: the node id leases of the servers that set idgen.node_registry to this database, with their holders'' secret tokens; read idgen_leases instead';
 
 -- Hands out a node id no live lease holds: the one the token names, if
--- released or expired; else one never leased; else the one expired
+-- released or expired (a server without a token yet passes the nil UUID); else one never leased; else the one expired
 -- longest.  Returns the new token and the mark of the node id's previous
 -- holders (and of every lease under other node_bits, whose machine fields
 -- overlap), which the new holder starts above.
@@ -1352,7 +1352,7 @@ CREATE FUNCTION idgen_lease_acquire(node_bits integer, holder text, system_ident
 	token uuid, lease_s integer,
 	OUT node_id integer, OUT new_token uuid, OUT previous_mark_ms bigint)
 RETURNS record
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+LANGUAGE plpgsql VOLATILE STRICT SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
@@ -1363,8 +1363,7 @@ DECLARE
 	chosen integer;
 	held text;
 BEGIN
-	IF bits IS NULL OR bits NOT BETWEEN 0 AND 10 OR lease_s IS NULL OR lease_s < 1 OR holder IS NULL
-		OR system_identifier IS NULL THEN
+	IF bits NOT BETWEEN 0 AND 10 OR lease_s < 1 THEN
 		RAISE EXCEPTION 'invalid node id lease request'
 			USING ERRCODE = 'invalid_parameter_value',
 				HINT = 'node_bits must be between 0 and 10 and lease_s at least 1.';
@@ -1430,7 +1429,7 @@ COMMENT ON FUNCTION idgen_lease_acquire(integer, text, bigint, uuid, integer) IS
 -- another server holds the node id now.
 CREATE FUNCTION idgen_lease_renew(node_id integer, token uuid, lease_s integer, mark_ms bigint)
 RETURNS bigint
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+LANGUAGE plpgsql VOLATILE STRICT SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
@@ -1439,7 +1438,7 @@ DECLARE
 	l @extschema@.idgen_lease;
 	kept bigint;
 BEGIN
-	IF lease_s IS NULL OR lease_s < 1 OR mark_ms IS NULL THEN
+	IF lease_s < 1 THEN
 		RAISE EXCEPTION 'invalid node id lease renewal' USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
@@ -1470,7 +1469,7 @@ COMMENT ON FUNCTION idgen_lease_renew(integer, uuid, integer, bigint) IS
 -- next holder (often the same server restarted) starts just above it.
 CREATE FUNCTION idgen_lease_release(node_id integer, token uuid, mark_ms bigint)
 RETURNS boolean
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+LANGUAGE plpgsql VOLATILE STRICT SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 #variable_conflict use_column
@@ -1478,7 +1477,7 @@ BEGIN
 	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
 	UPDATE @extschema@.idgen_lease x
 	SET released = true, expires_at = least(x.expires_at, clock_timestamp()), mark_ms = $3
-	WHERE x.node_id = $1 AND x.token = $2 AND $3 IS NOT NULL;
+	WHERE x.node_id = $1 AND x.token = $2;
 	RETURN FOUND;
 END
 $$;

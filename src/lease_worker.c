@@ -373,7 +373,9 @@ lease_acquire(void)
 	char		bits[16],
 				sysid[32],
 				lease_s[16];
-	const char *params[] = {bits, me.identity, sysid, me.token[0] ? me.token : NULL, lease_s};
+	/* the nil UUID: no token yet */
+	const char *params[] = {bits, me.identity, sysid,
+	me.token[0] ? me.token : "00000000-0000-0000-0000-000000000000", lease_s};
 	char	   *err = NULL;
 	char		sqlstate[6];
 	PGresult   *r;
