@@ -50,7 +50,13 @@
  * then takes no lock, and several pollers do not queue.  floor, returned
  * and oldest[] are atomics, read and written without it.  Each oldest[]
  * word has a cache line of its own: every backend writes its own twice per
- * transaction, and should not take its neighbours' line from them.
+ * transaction, and should not take its neighbours' line from them.  The
+ * horizon reads only the first nslots of them, not a line per possible
+ * backend: a backend raises nslots past its own slot (an atomic
+ * read-modify-write, a full barrier) before its first store there, so the
+ * pair (raise nslots, barrier, load F) and (store F, barrier, load nslots)
+ * is Dekker's too: a horizon that does not read the slot is seen by the
+ * backend's first transaction, as one that misses its store would be.
  */
 #include "postgres.h"
 
@@ -111,6 +117,7 @@ typedef struct HorizonShared
 	pg_atomic_uint64 mark;		/* durable; floor stays below it */
 	bool		broken;			/* the file could not be read */
 	int			nbackends;
+	pg_atomic_uint32 nslots;	/* oldest[] of every backend that took an ID is below */
 	int			max_prepared;
 	pg_atomic_uint32 nprepared;
 	int64		refused;		/* entries that found the table full */
@@ -236,6 +243,7 @@ horizon_shmem_startup(void)
 		for (int i = 0; i < hz->nbackends; i++)
 			pg_atomic_init_u64(&hz->oldest[i].ms, HORIZON_NONE);
 		pg_atomic_init_u64(&hz->mark, 0);
+		pg_atomic_init_u32(&hz->nslots, 0);
 		pg_atomic_init_u32(&hz->nprepared, 0);
 		horizon_load_file();
 		/* Every horizon returned before is at or below the mark. */
@@ -426,11 +434,16 @@ static void
 horizon_attach(void)
 {
 	int			index = idgen_backend_number();
+	uint32		nslots;
 
 	if (index < 0 || index >= hz->nbackends)
 		elog(ERROR, "idgen: backend number %d out of range", index);
 	RegisterXactCallback(horizon_xact_callback, NULL);
 	on_shmem_exit(horizon_backend_exit, (Datum) 0);
+	/* Always a store, even of the same value: the Dekker pair needs one. */
+	nslots = pg_atomic_read_u32(&hz->nslots);
+	while (!pg_atomic_compare_exchange_u32(&hz->nslots, &nslots, Max(nslots, (uint32) index + 1)))
+		;
 	my_oldest = &hz->oldest[index].ms;
 }
 
@@ -507,6 +520,7 @@ horizon_compute(void)
 	uint64		floor = pg_atomic_read_u64(&hz->floor);
 	uint64		h;
 	uint64		returned;
+	int			nslots;
 
 	horizon_require();
 	/* Always a store, even of the same value: the Dekker pair needs one. */
@@ -515,7 +529,8 @@ horizon_compute(void)
 	floor = Max(floor, (uint64) Max(now, 0));
 	pg_memory_barrier();
 	h = floor;
-	for (int i = 0; i < hz->nbackends; i++)
+	nslots = (int) pg_atomic_read_u32(&hz->nslots);
+	for (int i = 0; i < nslots; i++)
 		h = Min(h, pg_atomic_read_u64(&hz->oldest[i].ms));
 	/* oldest[] before nprepared: one of them shows a PREPARE (see above) */
 	pg_read_barrier();
