@@ -91,3 +91,50 @@ GRANT SELECT ON idgen_capacity TO PUBLIC;
 
 COMMENT ON VIEW idgen_capacity IS
 'entries of each shared table of idgen, those in use, and how often one was wanted when none was free';
+
+-- ---------------------------------------------------------------------------
+-- Layouts restored before any table's data
+-- ---------------------------------------------------------------------------
+
+-- 1.3 and 1.4 refused valid CHECK constraints that call idgen with a layout
+-- defined in SQL, but could not see through functions, and refused LIKE and
+-- INHERITS of a table with the NOT VALID constraint.  The layouts now reach
+-- a restore before any table's data, whatever reads them: the function
+-- idgen_layouts_saved(), no member of the extension, holds a copy of the
+-- rows of idgen_layout; pg_dump restores it with the schema, and creating
+-- it defines the layouts it holds (src/restore.c).
+
+DROP EVENT TRIGGER idgen_constraint_check;
+DROP FUNCTION idgen_constraint_check();
+
+CREATE FUNCTION idgen_layout_save()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'idgen_layout_save'
+LANGUAGE C;
+
+REVOKE EXECUTE ON FUNCTION idgen_layout_save() FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_layout_save() IS
+'trigger of idgen_layout: keeps the copy of its rows that idgen_layouts_saved() returns';
+
+CREATE TRIGGER idgen_layout_save
+AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON idgen_layout
+FOR EACH STATEMENT EXECUTE FUNCTION idgen_layout_save();
+
+CREATE FUNCTION idgen_layout_restore()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'idgen_layout_restore'
+LANGUAGE C;
+
+REVOKE EXECUTE ON FUNCTION idgen_layout_restore() FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_layout_restore() IS
+'event trigger: when idgen_layouts_saved() is created, as a restore does before any table''s data, defines the layouts it holds';
+
+CREATE EVENT TRIGGER idgen_layout_restore ON ddl_command_end
+WHEN TAG IN ('CREATE FUNCTION')
+EXECUTE FUNCTION idgen_layout_restore();
+
+-- The layouts defined before: a statement that changes no row fires the
+-- trigger, which saves them.
+UPDATE idgen_layout SET name = name WHERE false;

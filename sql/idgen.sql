@@ -1276,26 +1276,40 @@ COMMENT ON FUNCTION idgen_adopt(regclass, name, boolean) IS
 'switch an integer key column from its sequence (or pgEdge snowflake sequence) to DEFAULT idgen_next(), widening it and its referencing columns to bigint on request';
 
 -- ---------------------------------------------------------------------------
--- CHECK constraints on layouts defined in SQL
+-- Layouts restored before any table's data
 -- ---------------------------------------------------------------------------
 
--- A valid CHECK constraint is restored with its table, before the rows of
--- idgen_layout: a constraint calling idgen_decode(id, 'orders') made the
--- restore of the table's rows fail.  PostgreSQL does not support CHECK
--- constraints that read other tables; NOT VALID ones still check new rows
--- and pg_dump adds them after the data.  So such constraints must be NOT
--- VALID (src/constraint.c); built-in layouts, read from no table, are free.
+-- pg_dump restores the rows of idgen_layout among other tables' data, so
+-- what reads a layout while a table's rows load (a CHECK constraint of the
+-- table or of a domain, a generated column, through any function) found
+-- none.  The function idgen_layouts_saved(), no member of the extension,
+-- holds a copy of the rows: pg_dump restores it with the schema, before any
+-- data, and creating it defines the layouts it holds (src/restore.c).
 
-CREATE FUNCTION idgen_constraint_check()
-RETURNS event_trigger
-AS 'MODULE_PATHNAME', 'idgen_constraint_check'
+CREATE FUNCTION idgen_layout_save()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'idgen_layout_save'
 LANGUAGE C;
 
-REVOKE EXECUTE ON FUNCTION idgen_constraint_check() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION idgen_layout_save() FROM PUBLIC;
 
-COMMENT ON FUNCTION idgen_constraint_check() IS
-'event trigger: refuses valid CHECK constraints that read idgen layouts defined in SQL';
+COMMENT ON FUNCTION idgen_layout_save() IS
+'trigger of idgen_layout: keeps the copy of its rows that idgen_layouts_saved() returns';
 
-CREATE EVENT TRIGGER idgen_constraint_check ON ddl_command_end
-WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE DOMAIN', 'ALTER DOMAIN')
-EXECUTE FUNCTION idgen_constraint_check();
+CREATE TRIGGER idgen_layout_save
+AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON idgen_layout
+FOR EACH STATEMENT EXECUTE FUNCTION idgen_layout_save();
+
+CREATE FUNCTION idgen_layout_restore()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'idgen_layout_restore'
+LANGUAGE C;
+
+REVOKE EXECUTE ON FUNCTION idgen_layout_restore() FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_layout_restore() IS
+'event trigger: when idgen_layouts_saved() is created, as a restore does before any table''s data, defines the layouts it holds';
+
+CREATE EVENT TRIGGER idgen_layout_restore ON ddl_command_end
+WHEN TAG IN ('CREATE FUNCTION')
+EXECUTE FUNCTION idgen_layout_restore();

@@ -98,7 +98,7 @@ catalog_init_cache(void)
  * caller's search_path takes part; InvalidOid when this version of idgen
  * has none.
  */
-static Oid
+Oid
 catalog_table(void)
 {
 	Oid			ext;
@@ -321,6 +321,28 @@ catalog_check_name(const char *name)
 				 errhint("Pick another name.")));
 }
 
+/*
+ * Whether the table holds a row equal to this one: a restore defines the
+ * layouts before it loads the table's rows (src/restore.c).
+ */
+static bool
+catalog_row_exists(Relation rel, HeapTuple tuple)
+{
+	Oid			argtypes[1] = {RelationGetForm(rel)->reltype};
+	Datum		args[1] = {heap_copy_tuple_as_datum(tuple, RelationGetDescr(rel))};
+	bool		exists;
+
+	SPI_connect();
+	if (SPI_execute_with_args(psprintf("SELECT FROM %s l WHERE l OPERATOR(pg_catalog.=) $1",
+									   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+																  RelationGetRelationName(rel))),
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read table %s", CATALOG_TABLE);
+	exists = SPI_processed > 0;
+	SPI_finish();
+	return exists;
+}
+
 static void
 catalog_trigger_misused(const char *detail)
 {
@@ -335,8 +357,9 @@ catalog_trigger_misused(const char *detail)
 /*
  * BEFORE ROW (INSERT, UPDATE, DELETE) and BEFORE TRUNCATE on idgen_layout:
  * a new row must describe a valid layout, and every backend must forget its
- * cached layouts when the transaction commits.  Fired any other way it
- * refuses, before it reads anything of the trigger's data.
+ * cached layouts when the transaction commits.  A row inserted equal to one
+ * the table holds is skipped.  Fired any other way it refuses, before it
+ * reads anything of the trigger's data.
  */
 Datum
 idgen_layout_check(PG_FUNCTION_ARGS)
@@ -366,6 +389,8 @@ idgen_layout_check(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_BY_DELETE(event))
 		return PointerGetDatum(trigdata->tg_trigtuple);
 	tuple = TRIGGER_FIRED_BY_UPDATE(event) ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	if (TRIGGER_FIRED_BY_INSERT(event) && catalog_row_exists(trigdata->tg_relation, tuple))
+		return PointerGetDatum(NULL);
 	if (catalog_row_to_layout(tuple, RelationGetDescr(trigdata->tg_relation), &layout, &name))
 	{
 		int64		now = clock_timestamptz_to_ms(GetCurrentTransactionStartTimestamp());

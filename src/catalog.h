@@ -10,5 +10,6 @@
 
 extern const IdgenLayout *catalog_resolve(const char *name);
 extern uint64 catalog_generation(void);
+extern Oid catalog_table(void);
 
 #endif							/* IDGEN_CATALOG_H */

@@ -1,7 +1,11 @@
 /*
  * constraint.c
  *		Refuses CHECK constraints that read layouts defined in SQL, unless
- *		they are NOT VALID.
+ *		they are NOT VALID: the event trigger of the SQL of 1.3 and 1.4.
+ *
+ * From 1.5 the layouts reach a restore before any table's data
+ * (src/restore.c), whatever reads them, and the update drops this event
+ * trigger; the library keeps the function for databases not yet updated.
  *
  * A layout defined in SQL is a row of idgen_layout.  A table's or domain's
  * validated CHECK constraint is restored with the table's definition, before

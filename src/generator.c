@@ -443,6 +443,18 @@ generator_plan(GenTarget *t, const IdgenLayout *layout, int64 *workers)
 }
 
 /*
+ * lg's plan is whole and current: only now, as planning can raise an error
+ * (a layout this server cannot generate in), and a plan marked current is
+ * used without another look.
+ */
+static void
+generator_layout_planned(LayoutGen *lg)
+{
+	lg->claim = me.claims;
+	lg->catalog = catalog_generation();
+}
+
+/*
  * Sets up how this backend generates in lg's layout.  Its worker id is its
  * registry slot's, when that fits below the layout's last worker id, which
  * the backends sharing the layout's state use.
@@ -457,8 +469,6 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 
 	/* Count the old plan's IDs before its state may be started over. */
 	stats_untrack(plan->stats, &lg->gen);
-	lg->claim = me.claims;
-	lg->catalog = catalog_generation();
 	if (layout == layout_default())
 	{
 		/*
@@ -469,6 +479,7 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 		memset(t, 0, sizeof(*t));
 		plan->layout = layout;
 		lg->dedicated = false;
+		generator_layout_planned(lg);
 		return;
 	}
 	generator_plan(t, layout, &workers);
@@ -489,6 +500,7 @@ generator_plan_layout(LayoutGen *lg, const IdgenLayout *layout)
 			step_skip_past(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms);
 		stats_track(plan->stats, &lg->gen);
 	}
+	generator_layout_planned(lg);
 }
 
 /* The layout a call site named last, so that repeated calls skip the lookup. */

@@ -127,39 +127,47 @@ rmgr_read_mark(XLogReaderState *record, xl_idgen_mark_node *rec)
 	return true;
 }
 
+/* A prepared transaction's horizon entry; false when the record is not one. */
+static bool
+rmgr_read_horizon_prepared(XLogReaderState *record, xl_idgen_horizon_prepared *rec)
+{
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != XLOG_IDGEN_HORIZON_PREPARED ||
+		XLogRecGetDataLen(record) != SizeOfIdgenHorizonPrepared)
+		return false;
+	memcpy(rec, XLogRecGetData(record), SizeOfIdgenHorizonPrepared);
+	return true;
+}
+
 static void
 rmgr_redo(XLogReaderState *record)
 {
-	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	xl_idgen_mark_node rec;
+	xl_idgen_horizon_prepared hrec;
 
-	if (info == XLOG_IDGEN_HORIZON_PREPARED)
-	{
-		xl_idgen_horizon_prepared hrec;
-
-		if (XLogRecGetDataLen(record) != SizeOfIdgenHorizonPrepared)
-			elog(PANIC, "idgen horizon redo: record length %u", (unsigned) XLogRecGetDataLen(record));
-		memcpy(&hrec, XLogRecGetData(record), SizeOfIdgenHorizonPrepared);
+	if (rmgr_read_horizon_prepared(record, &hrec))
 		horizon_redo_prepared(hrec.xid, hrec.ms);
-		return;
-	}
-	if (!rmgr_read_mark(record, &rec))
+	else if (rmgr_read_mark(record, &rec))
+		hwm_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);
+	else
 		elog(PANIC, "idgen_redo: unknown op code %u or length %u",
-			 info, (unsigned) XLogRecGetDataLen(record));
-	hwm_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);
+			 XLogRecGetInfo(record) & ~XLR_INFO_MASK, (unsigned) XLogRecGetDataLen(record));
 }
 
 static void
 rmgr_desc(StringInfo buf, XLogReaderState *record)
 {
 	xl_idgen_mark_node rec;
+	xl_idgen_horizon_prepared hrec;
 
-	if (!rmgr_read_mark(record, &rec))
-		return;
-	appendStringInfo(buf, "layout \"%s\" mark %lld epoch %lld (Unix ms)", rec.layout,
-					 (long long) rec.mark_ms, (long long) rec.epoch_ms);
-	if (rec.node != HWM_ANY_NODE)
-		appendStringInfo(buf, " node %d node_bits %d", rec.node, rec.node_bits);
+	if (rmgr_read_horizon_prepared(record, &hrec))
+		appendStringInfo(buf, "xid %u horizon %lld (Unix ms)", hrec.xid, (long long) hrec.ms);
+	else if (rmgr_read_mark(record, &rec))
+	{
+		appendStringInfo(buf, "layout \"%s\" mark %lld epoch %lld (Unix ms)", rec.layout,
+						 (long long) rec.mark_ms, (long long) rec.epoch_ms);
+		if (rec.node != HWM_ANY_NODE)
+			appendStringInfo(buf, " node %d node_bits %d", rec.node, rec.node_bits);
+	}
 }
 
 static const char *

@@ -12,8 +12,10 @@ max_clock_regression_ms; SIGKILL of a backend and of the postmaster; clock
 steps back and forward through idgen.clock_offset_ms; ALTER EXTENSION
 UPDATE from 1.0, DROP and CREATE EXTENSION; standbys promoted (synchronous
 with the primary's node id, asynchronous with their own); pg_dump and
-restore into a new node.  After every step it checks the invariants of
-world.py over every ID handed out during the run.
+restore into a new node; outbox writers and a poller on idgen_horizon();
+drills that reach the cases docs/guarantees.md names early in every run.
+After every step it checks the invariants of world.py and checks.py over
+every ID handed out during the run.
 
 The ops are a function of the seed; what the clients' threads and the
 servers do at the same time is not, so a seed reproduces the ops, not
@@ -40,21 +42,26 @@ from ops import Model, describe    # noqa: E402
 from world import Violation, World, make_template   # noqa: E402
 
 CI_SEED = 4         # on idgen 1.2 it fails within half a minute (a layout name in two databases)
-ID_KINDS = {"repeated ID": "id", "wrong time": "id", "wrong node": "id"}
+ID_KINDS = {"repeated ID": "id", "wrong time": "id", "wrong node": "id", "resumed below": "id"}
 
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seed", type=int, help="seed of the ops (default: random)")
+    p.add_argument("--seeds", help="several seeds, comma-separated, --minutes each")
     p.add_argument("--minutes", type=float, default=5, help="run time, shrinking not included")
     p.add_argument("--clients", type=int, default=4, help="concurrent clients per burst")
     p.add_argument("--databases", type=int, default=3, choices=(1, 2, 3),
                    help="databases per server at most (1 keeps every layout name to one database)")
     p.add_argument("--pg-config", default=shutil.which("pg_config") or "pg_config")
-    p.add_argument("--shrink-minutes", type=float, default=5, help="time bound for shrinking")
+    p.add_argument("--shrink-minutes", type=float, default=5,
+                   help="time bound for shrinking (0: do not shrink)")
     p.add_argument("--ci", action="store_true",
-                   help="a fixed seed then a random one, %.1f minutes each" % 1.5)
+                   help="a fixed seed then a random one (--seed sets it), %.1f minutes each" % 1.5)
+    p.add_argument("--fail-fast", action="store_true",
+                   help="stop at the first seed that fails (scripts/mutants)")
+    p.add_argument("--fixed-only", action="store_true", help="with --ci: only its fixed seed")
     p.add_argument("--replay", metavar="FILE", help="run the ops saved by a failing run")
     p.add_argument("--verbose", action="store_true", help="print every op")
     p.add_argument("--self-test", action="store_true",
@@ -78,10 +85,12 @@ def run_ops(pg, root, template, ops, deadline=None, verbose=False, world_out=Non
         for op in ops:
             if deadline is not None and time.time() > deadline:
                 break
-            if verbose:
-                print("  step %d: %s" % (steps + 1, describe(op)), flush=True)
+            started = time.time()
             steps += 1
             world.run(op)
+            if verbose:
+                print("  step %d (%.1f s): %s" % (steps, time.time() - started, describe(op)),
+                      flush=True)
         return None, steps
     except Violation as v:
         return v, steps
@@ -147,7 +156,8 @@ def coarse(ops, reproduces, deadline):
     cuts = [lambda op: not servers(op) <= keep]
     cuts += [lambda op, k=k: op["op"] == k
              for k in ("burst", "reload", "restart", "ext_recreate", "ext_update", "standby",
-                       "promote", "dump_restore", "dropdb", "drop", "redefine", "define", "createdb")]
+                       "promote", "dump_restore", "dropdb", "drop", "redefine", "define", "createdb",
+                       "outbox")]
     for cut in cuts:
         if time.time() >= deadline:
             break
@@ -180,6 +190,11 @@ def report_violation(pg, root, template, ops, v, seed, args, started):
     print("\n!!!!!!!! VIOLATION at step %d (seed %d, %.0f s into the run) !!!!!!!!"
           % (len(ops), seed, time.time() - started))
     print(v)
+    # One line for scripts/mutants.
+    print("chaos result: %s, seed %d, step %d, %.0f s" % (v.kind, seed, len(ops), time.time() - started),
+          flush=True)
+    if args.shrink_minutes <= 0:
+        return
     print("shrinking %d ops (at most %.1f minutes)..." % (len(ops), args.shrink_minutes), flush=True)
     small, tries = shrink(pg, root, template, ops, signature(v), args.shrink_minutes)
     path = os.path.join(tempfile.gettempdir(), "idgen-chaos-%d.json" % seed)
@@ -257,13 +272,20 @@ def main():
     if args.ci:
         # A fixed seed, the same ops every run, and a new one each run.
         args.shrink_minutes = min(args.shrink_minutes, 2)
-        seeds = [(CI_SEED, 1.5), (random.SystemRandom().randrange(2**31), 1.5)]
+        seeds = [(CI_SEED, 1.5),
+                 (args.seed if args.seed is not None else random.SystemRandom().randrange(2**31), 1.5)]
+        if args.fixed_only:
+            seeds = seeds[:1]
+    elif args.seeds:
+        seeds = [(int(x), args.minutes) for x in args.seeds.split(",")]
     else:
         seeds = [(args.seed if args.seed is not None else random.SystemRandom().randrange(2**31),
                   args.minutes)]
     ok = True
     for seed, minutes in seeds:
         ok = run_seed(pg, seed, minutes, args) and ok
+        if not ok and args.fail_fast:
+            break
     return 0 if ok else 1
 
 

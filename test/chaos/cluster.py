@@ -19,6 +19,7 @@ CHILD_EXIT = re.compile(
     r'(server process|background worker "[^"]*"|[a-z ]+ process) \(PID (\d+)\) '
     r'(was terminated by signal (\d+)|exited with exit code (\d+))')
 PANIC = re.compile(r"\bPANIC:  (.*)")
+TRAP = re.compile(r"^TRAP: (.*)", re.M)     # a failed assertion (--enable-cassert)
 READY = re.compile(r"database system is ready to accept connections")
 
 BASE_CONF = """
@@ -34,6 +35,9 @@ log_line_prefix = '%m [%p] %e '
 log_min_messages = warning
 wal_level = replica
 max_wal_senders = 4
+# A standby reconnects to its restarted primary at once, not after 5 s, as
+# sessions waiting for it as their synchronous standby would.
+wal_retrieve_retry_interval = 100ms
 include 'chaos.conf'
 """
 
@@ -193,20 +197,23 @@ class Cluster:
         """After a backend's SIGKILL the postmaster, once it notices, ends
         every backend and reinitialises: wait until it has noticed and serves
         again.  A connection that merely succeeds may come before it noticed,
-        and the next one then finds it in recovery."""
+        and the next one then finds it in recovery.  Returns whether the
+        server reinitialised (the backend may have exited before the kill)."""
         deadline = time.time() + timeout
+        restarted = False
         if self.killed_backend:
             pid, offset = self.killed_backend
             self.killed_backend = None
             died = self.wait_log(offset, re.compile(
                 r"\(PID %d\) (was terminated by signal|exited with exit code)" % pid), deadline)
             if died and "signal" in died.group(1):
+                restarted = True
                 self.wait_log(offset + died.end(), READY, deadline)
         while True:
             try:
                 conn = self.connect("postgres")
                 conn.close()
-                return
+                return restarted
             except psycopg2.OperationalError:
                 if time.time() > deadline:
                     raise
@@ -245,8 +252,9 @@ class Cluster:
                 found.append(m.group(0))
             elif code is not None and code not in ("0", "1"):
                 found.append(m.group(0))
-        found += ["PANIC: " + m.group(1) for m in PANIC.finditer(text)]
-        return found
+        # what went wrong first, then who died of it
+        return (["TRAP: " + m.group(1) for m in TRAP.finditer(text)] +
+                ["PANIC: " + m.group(1) for m in PANIC.finditer(text)] + found)
 
     def remove(self):
         if self.running:

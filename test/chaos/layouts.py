@@ -24,7 +24,8 @@ BUILTIN = {
 # differently: with or without a worker field (own state per backend, or
 # one state per layout under a lock), small sequences that borrow ahead of
 # the clock at once, long ticks, decimal digits, the sequence above other
-# fields, random bits, a shard standing in for the node.
+# fields, random bits, a shard standing in for the node, a node field too
+# narrow for most servers' node ids.
 FAMILIES = [
     (("time", "node", "sequence"), (41, 10, 12), "1 millisecond", 2),
     (("time", "node", "sequence"), (45, 6, 4), "1 millisecond", 2),
@@ -36,6 +37,8 @@ FAMILIES = [
     (("time", "node", "worker", "sequence"), (38, 4, 6, 8), "10 milliseconds", 2),
     (("time", "sequence", "node"), (41, 12, 10), "1 millisecond", 2),
     (("time", "node", "sequence", "random"), (41, 6, 8, 8), "1 millisecond", 2),
+    # node ids 0 and 1 only: servers with others must refuse it, every time
+    (("time", "node", "sequence"), (41, 1, 12), "1 millisecond", 2),
 ]
 EPOCHS = ["2016-01-01", "2020-01-01", "2022-06-15", "2024-01-01", "2025-03-01"]
 NAMES = ["alpha", "beta", "gamma"]
@@ -51,6 +54,7 @@ class Layout:
         self.radix = int(radix)
         self.fields = tuple(fields)
         self.widths = tuple(int(w) for w in widths)
+        self.default = False
         self.size, self.scale = {}, {}
         scale = 1
         for field, width in reversed(list(zip(self.fields, self.widths))):
@@ -81,6 +85,18 @@ class Layout:
         base = (self.name, self.epoch_ms, self.tick_ms, self.radix, self.fields, self.widths)
         return base + ((node_bits,) if self.depends_on_node_bits() else ())
 
+    def group(self):
+        """What a server resumes above after a restart (checks.Frontier):
+        the definition, or idgen's own layout under any idgen.epoch and
+        node_bits, whose time field is always its top 41 bits."""
+        if self.default:
+            return ("idgen",)
+        return (self.name, self.epoch_ms, self.tick_ms, self.radix, self.fields, self.widths)
+
+    def bits_matter(self):
+        """Does idgen.node_bits place this server's IDs in the layout?"""
+        return self.default or self.depends_on_node_bits()
+
     def blocks_allowed(self):
         return self.fields[-1] == "sequence"
 
@@ -92,8 +108,10 @@ class Layout:
 
 def default_layout(epoch_ms, node_bits):
     """idgen's own layout under idgen.epoch and idgen.node_bits."""
-    return Layout("idgen", epoch_ms, 1, 2, ("time", "node", "worker", "sequence"),
-                  (41, node_bits, 10 - node_bits, 12))
+    layout = Layout("idgen", epoch_ms, 1, 2, ("time", "node", "worker", "sequence"),
+                    (41, node_bits, 10 - node_bits, 12))
+    layout.default = True
+    return layout
 
 
 def builtin(name):

@@ -10,10 +10,12 @@ and the checker reads what the servers really hold.
 
 import collections
 import copy
+import datetime
 
 from layouts import BUILTIN, EPOCHS, FAMILIES, NAMES
 
 DBS = ["db1", "db2", "db3"]
+CURRENT = "current"         # the extension's default_version (recorded cases may name one)
 MAX_CLUSTERS = 4
 NODE_IDS = range(16)        # node_bits is kept >= 4, so every one of them fits
 SETTING_CHOICES = {
@@ -28,8 +30,15 @@ OFFSETS = [0, 0, 0, -300, -1500, -4000, -8000, -40000, 2000, 9000]
 WEIGHTS = {
     "burst": 40, "define": 10, "redefine": 9, "drop": 3, "clock": 9, "restart": 6,
     "createdb": 2, "dropdb": 1, "ext_recreate": 2, "ext_update": 3,
-    "standby": 2, "promote": 2, "dump_restore": 1.5, "retire": 1,
+    "standby": 2, "promote": 2, "dump_restore": 1.5, "retire": 1, "outbox": 5, "drill": 3,
 }
+# Drills: the cases docs/guarantees.md names, as short op sequences that
+# reach them for sure.  Each run has every one early (in an order of its
+# seed) and more now and then; the random ops around them find the rest.
+DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_twins", "refused"]
+NARROW = len(FAMILIES) - 1      # the family whose node field holds node ids 0 and 1
+# A standby's clock: often right, sometimes behind its primary's.
+STANDBY_OFFSETS = [0, 0, 0, -1500, -4000]
 
 
 def describe(op):
@@ -40,6 +49,8 @@ def describe(op):
         for i, cl in enumerate(op["clients"]):
             calls = ", ".join(call_text(c) for c in cl["calls"])
             parts.append("client %d on %s/%s: %s" % (i, cl["c"], cl["db"], calls))
+        if op.get("serial"):
+            parts.append("one client after another")
         kill = op.get("kill")
         if kill:
             parts.append("SIGKILL %s of %s after %d ms" % (
@@ -68,6 +79,11 @@ class Model:
         self.used_nodes = set()
         self.serial = 0
         self.queue = self.setup_ops()
+        # Every run has each drill early, however short it is.
+        self.steps = 0
+        self.drills = list(DRILLS)
+        self.r.shuffle(self.drills)
+        self.drill_at = self.r.randint(6, 12)
 
     # -- the first ops: two servers, two databases on one, one on the other
     def setup_ops(self):
@@ -75,7 +91,7 @@ class Model:
         for name, node in (("A", 1), ("B", 2)):
             ops.append({"op": "cluster", "c": name, "set": self.default_settings(node)})
         for c, db in [("A", d) for d in self.db_names[:2]] + [("B", "db1")]:
-            ops.append({"op": "createdb", "c": c, "db": db, "version": "1.3"})
+            ops.append({"op": "createdb", "c": c, "db": db, "version": CURRENT})
         return ops
 
     @staticmethod
@@ -84,6 +100,18 @@ class Model:
                 "max_clock_regression_ms": 10000, "clock_offset_ms": 0}
 
     def next_op(self):
+        self.steps += 1
+        if not self.queue and self.drills and self.steps >= self.drill_at:
+            kind = self.drills.pop(0)
+            op = self.drill(kind)
+            if op is None:
+                self.drills.append(kind)     # later, when the servers allow it
+                if kind == "failover" and self.standbys():
+                    op = self.choose_promote()      # the standby there is in the way
+            self.drill_at = self.steps + self.r.randint(2, 6)
+            if op is not None:
+                self.apply(op)
+                return op
         op = self.queue.pop(0) if self.queue else self.choose()
         self.apply(op)
         return op
@@ -116,7 +144,7 @@ class Model:
             if op is not None:
                 return op
 
-    def pick_db(self, version="1.3"):
+    def pick_db(self, version=CURRENT):
         pairs = [(c, d) for c in self.primaries() for d in self.dbs(c, version)]
         return self.r.choice(pairs) if pairs else (None, None)
 
@@ -193,7 +221,7 @@ class Model:
         free = [d for d in self.db_names if d not in self.clusters[c]["dbs"]]
         if not free:
             return None
-        version = "1.0" if self.r.random() < 0.3 else "1.3"
+        version = "1.0" if self.r.random() < 0.3 else CURRENT
         return {"op": "createdb", "c": c, "db": self.r.choice(free), "version": version}
 
     def choose_dropdb(self):
@@ -206,7 +234,7 @@ class Model:
         c, db = self.pick_db(None)
         if c is None:
             return None
-        version = "1.0" if self.r.random() < 0.4 else "1.3"
+        version = "1.0" if self.r.random() < 0.4 else CURRENT
         return {"op": "ext_recreate", "c": c, "db": db, "version": version}
 
     def choose_ext_update(self):
@@ -221,7 +249,207 @@ class Model:
         if not sync and node is None:
             return None
         return {"op": "standby", "c": self.r.choice(self.primaries()), "s": self.new_name("S"),
-                "sync": sync, "node_id": node}
+                "sync": sync, "node_id": node, "offset": self.r.choice(STANDBY_OFFSETS)}
+
+    def choose_drill(self):
+        return self.drill(self.r.choice(DRILLS))
+
+    def drill(self, kind):
+        """The first op of a drill, the others queued; None when the
+        servers do not allow it now."""
+        op = getattr(self, "drill_" + kind)()
+        if op is not None:
+            op["drill"] = kind
+        return op
+
+    def drill_failover(self):
+        """A synchronous standby promoted after its primary ran with its
+        clock ahead: the standby must resume above the primary's IDs and
+        its horizon, its own clock being behind them."""
+        prim = [c for c in self.primaries() if not self.clusters[c]["standby"]]
+        # One server more than elsewhere: the drill ends with its primary gone.
+        if self.standbys() or len(self.clusters) > MAX_CLUSTERS or not prim:
+            return None
+        p = self.r.choice(prim)
+        dbs = self.dbs(p, CURRENT)
+        if not dbs:
+            return None
+        db = self.r.choice(dbs)
+        s = self.new_name("S")
+        # The standby copies these, but for its clock, 1.5 or 3 s behind: the
+        # promoted standby starts far below the primary's last IDs and
+        # horizons, which it must ride out (at most 4 + 3 + 1 s) within the
+        # limit, the pause and the promotion included.
+        ahead = dict(self.clusters[p]["set"], max_clock_regression_ms=10000,
+                     clock_offset_ms=self.r.choice([3000, 4000]))
+        ops = [{"op": "standby", "c": p, "s": s, "sync": True, "node_id": None,
+                "offset": self.r.choice([-1500, -3000])},
+               self.burst_on(p, p), self.outbox_in(p, db),
+               # idle while the poller polls: the horizon passes the marks
+               {"op": "pause", "ms": 2000},
+               {"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
+               self.outbox_in(s, db)]
+        self.queue += [op for op in ops if op]
+        return {"op": "reload", "c": p, "set": ahead}
+
+    def quiet_primary(self):
+        """A primary without a standby, whose settings may change."""
+        prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
+                and self.dbs(c, CURRENT)]
+        return self.r.choice(prim) if prim else None
+
+    def settings_drill(self, change, poller, aheads):
+        """The clock ahead, IDs, then a restart with other settings and the
+        clock right: IDs must resume above the earlier ones, or be refused
+        (an epoch moved later).  With a poller, its horizons are ahead too,
+        and transactions then hold IDs at once, the clock behind them.
+        Without, nobody polls while the clock is ahead: the horizon's floor
+        would keep IDs above it whatever the marks said."""
+        c = self.quiet_primary()
+        if c is None:
+            return None
+        db = self.r.choice(self.dbs(c, CURRENT))
+        s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice(aheads))
+        restart = dict(s, **change(s))
+        ops = [self.outbox_in(c, db) if poller else None,
+               {"op": "reload", "c": c, "set": ahead, "poll": poller}, self.burst_on(c, c),
+               {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": restart}]
+        if restart["epoch"] != s["epoch"]:
+            # idgen's own layout only (the others would wait out the clock's
+            # gap), and back: the server would refuse it for days
+            clients = [{"c": c, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]
+            ops += [{"op": "burst", "clients": clients, "kill": None},
+                    # the first poll after it comes while the writers hold IDs
+                    {"op": "restart", "c": c, "mode": "fast", "set": dict(restart, epoch=s["epoch"]),
+                     "poll": False}]
+        ops += [self.outbox_in(c, db), self.burst_on(c, c)]
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_node_bits(self):
+        return self.settings_drill(lambda s: {"node_bits": self.r.choice(
+            [b for b in SETTING_CHOICES["node_bits"] if b != s["node_bits"]])}, False, [2000, 3000])
+
+    def drill_epoch_later(self):
+        def later(s):
+            y, m, d = (int(x) for x in s["epoch"].split("-"))
+            moved = datetime.date(y, m, d) + datetime.timedelta(days=self.r.choice([1, 60]))
+            return {"epoch": moved.isoformat()}
+        return self.settings_drill(later, True, [3000, 4000])
+
+    def drill_churn(self):
+        """Sessions one after another on one worker id, each borrowing ahead
+        of the clock in js53 (64 IDs a millisecond): each new holder of the
+        worker id must start after its predecessor's newest tick."""
+        c, db = self.pick_db()
+        if c is None:
+            return None
+        clients = [{"c": c, "db": db, "calls": [["next", "js53", 1, 3000]]} for _ in range(5)]
+        return {"op": "burst", "clients": clients, "kill": None, "serial": True}
+
+    def drill_clock_back(self):
+        """decimal19's one shared state per server (ten IDs a millisecond)
+        far ahead of the clock, then the clock half a second back."""
+        c, db = self.pick_db()
+        if c is None:
+            return None
+        s = self.clusters[c]["set"]
+        def burst():
+            return {"op": "burst", "kill": None,
+                    "clients": [{"c": c, "db": db, "calls": [["next", "decimal19", 1, 3000]]}
+                                for _ in range(2)]}
+        back = {"op": "reload", "c": c, "set": dict(s, clock_offset_ms=s["clock_offset_ms"] - 500)}
+        self.queue += [back, burst()]
+        return burst()
+
+    def drill_epoch_twins(self):
+        """One name in two databases, defined alike but for the epoch: two
+        definitions, each with a state of its own, generated in at once."""
+        c = self.r.choice(self.primaries())
+        dbs = self.dbs(c, CURRENT)
+        prep = None
+        if len(dbs) < 2:
+            # make a second database of the current version
+            old = [d for d in self.dbs(c) if d not in dbs]
+            free = [d for d in self.db_names if d not in self.clusters[c]["dbs"]]
+            if old:
+                prep = {"op": "ext_recreate", "c": c, "db": self.r.choice(old), "version": CURRENT}
+            elif free:
+                prep = {"op": "createdb", "c": c, "db": self.r.choice(free), "version": CURRENT}
+            else:
+                return None
+            dbs = dbs + [prep["db"]]
+            if len(dbs) < 2:
+                return None
+        db1, db2 = self.r.sample(dbs, 2)
+        name = self.r.choice(NAMES)
+        fam = self.r.choice([0, 1, 5, 8])           # no worker field: one state per definition
+        e1, e2 = self.r.sample(EPOCHS, 2)
+        clients = [{"c": c, "db": db, "calls": [["next", name, 1, 300]]}
+                   for db in (db1, db2, db1, db2)]
+        ops = [prep, {"op": "redefine", "c": c, "db": db1, "name": name, "epoch": e1, "family": fam},
+               {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": e2, "family": fam},
+               {"op": "burst", "clients": clients, "kill": None}]
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_refused(self):
+        """A layout whose node field is too narrow for the server's node id,
+        called again and again in one session, in every function: refused
+        each time, never generated in with half a plan."""
+        pairs = [(c, d) for c in self.primaries() if self.clusters[c]["set"]["node_id"] >= 2
+                 for d in self.dbs(c, CURRENT)]
+        if not pairs:
+            return None
+        c, db = self.r.choice(pairs)
+        name = self.r.choice(NAMES)
+        calls = [["next", name, 1, 1], ["next", name, 1, 20], ["batch", name, 50, 1],
+                 ["block", name, 2, 1], ["next", None, 1, 20]]
+        self.queue.append({"op": "burst", "kill": None,
+                           "clients": [{"c": c, "db": db, "calls": calls} for _ in range(2)]})
+        return {"op": "redefine", "c": c, "db": db, "name": name, "epoch": self.r.choice(EPOCHS),
+                "family": NARROW}
+
+    def burst_on(self, model, c):
+        """A burst on server c, with model's databases and layouts, idgen's
+        own layout first."""
+        dbs = self.dbs(model, CURRENT) or self.dbs(model)
+        if not dbs:
+            return None
+        clients = []
+        for _ in range(self.clients):
+            db = self.r.choice(dbs)
+            calls = [["next", None, 1, 3000]] + [self.choose_call(model, db, None)
+                                                 for _ in range(self.r.randint(1, 3))]
+            clients.append({"c": c, "db": db, "calls": calls})
+        return {"op": "burst", "clients": clients, "kill": None}
+
+    def outbox_in(self, c, db):
+        op = self.choose_outbox()
+        if op is not None:
+            op.update(c=c, db=db)
+        return op
+
+    def choose_outbox(self, model=None, c=None):
+        """Writers of an outbox table in transactions that hold their IDs
+        a while, and a poller following docs/outbox.md."""
+        if model is None:
+            model, db = self.pick_db()
+            if model is None:
+                return None
+        else:
+            dbs = self.dbs(model, CURRENT)
+            if not dbs:
+                return None
+            db = self.r.choice(dbs)
+        writers = [[[self.r.choice([1, 1, 2, 5]), self.r.choice([0, 0, 30, 100, 300]),
+                     "COMMIT" if self.r.random() < 0.8 else "ROLLBACK"]
+                    for _ in range(self.r.randint(1, 4))]
+                   for _ in range(self.r.randint(2, 4))]
+        return {"op": "outbox", "c": c or model, "db": db, "writers": writers}
 
     def choose_promote(self):
         if not self.standbys():
@@ -343,12 +571,13 @@ class Model:
         self.clusters[op["c"]]["dbs"][op["db"]] = {"version": op["version"], "layouts": {}}
 
     def apply_ext_update(self, op):
-        self.clusters[op["c"]]["dbs"][op["db"]]["version"] = "1.3"
+        self.clusters[op["c"]]["dbs"][op["db"]]["version"] = CURRENT
 
     def apply_standby(self, op):
         p = self.clusters[op["c"]]
         node = p["set"]["node_id"] if op["sync"] else op["node_id"]
-        self.clusters[op["s"]] = {"set": dict(p["set"], node_id=node, clock_offset_ms=0),
+        self.clusters[op["s"]] = {"set": dict(p["set"], node_id=node,
+                                              clock_offset_ms=op.get("offset", 0)),
                                   "role": "standby", "dbs": p["dbs"], "standby": None,
                                   "nodes": set(p["nodes"]) if op["sync"] else {node},
                                   "sync": op["sync"], "primary": op["c"]}
@@ -370,7 +599,7 @@ class Model:
     def apply_dump_restore(self, op):
         src = self.clusters[op["c"]]["dbs"][op["db"]]
         self.clusters[op["new"]] = {"set": dict(op["set"]), "role": "primary", "standby": None,
-                                    "dbs": {op["db"]: {"version": "1.3",
+                                    "dbs": {op["db"]: {"version": CURRENT,
                                                        "layouts": copy.deepcopy(src["layouts"])}},
                                     "nodes": {op["set"]["node_id"]}, "sync": False}
         self.used_nodes.add(op["set"]["node_id"])
@@ -380,3 +609,5 @@ class Model:
 
     def apply_burst(self, op):
         pass
+
+    apply_outbox = apply_pause = apply_burst

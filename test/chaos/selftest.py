@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """Tests of the checker itself (scripts/chaos --self-test): the shrinker on
-the op lists a run records, with a stand-in for replaying them, and the wait
-after a backend's SIGKILL, with a server log written by the test.  They need
-no server."""
+the op lists a run records, with a stand-in for replaying them; the wait
+after a backend's SIGKILL, with a server log written by the test; and the
+invariants of checks.py on values given by hand.  They need no server."""
 
+import collections
 import os
+import random
 import sys
 import tempfile
 import threading
@@ -14,7 +16,9 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from chaos import coarse, ddmin   # noqa: E402
+from checks import Frontier, Poller, Violation, stats_mismatch   # noqa: E402
 from cluster import Cluster        # noqa: E402
+from ops import DRILLS, Model      # noqa: E402
 
 
 def burst(c, n):
@@ -87,10 +91,11 @@ class WaitAfterKill(unittest.TestCase):
             writer = threading.Thread(target=postmaster)
             writer.start()
             started = time.time()
-            cl.wait_ready(timeout=10)
+            restarted = cl.wait_ready(timeout=10)
             waited = time.time() - started
             writer.join()
             self.assertGreaterEqual(waited, 0.55)
+            self.assertTrue(restarted)
 
     def test_a_backend_that_exited_needs_no_wait(self):
         with tempfile.TemporaryDirectory() as root:
@@ -100,8 +105,90 @@ class WaitAfterKill(unittest.TestCase):
                 f.write("LOG:  server process (PID 4242) exited with exit code 1\n")
             cl.killed_backend = (4242, 0)
             started = time.time()
-            cl.wait_ready(timeout=10)
+            self.assertFalse(cl.wait_ready(timeout=10))
             self.assertLess(time.time() - started, 1)
+
+
+class Frontiers(unittest.TestCase):
+    """IDs of a server's later runs lie above those of its earlier runs that
+    they could equal."""
+
+    def test_only_earlier_runs_bind(self):
+        f = Frontier()
+        f.add(("idgen",), 1, 4, 500)
+        self.assertEqual(f.bound(("idgen",), 1, 4, True), (None, None))   # the same run
+        f.new_run()
+        self.assertEqual(f.bound(("idgen",), 1, 4, True), (500, (1, 4)))
+
+    def test_other_node_binds_only_under_other_node_bits(self):
+        f = Frontier()
+        f.add(("idgen",), 1, 4, 500)
+        f.add(("twitter",), 1, 4, 700)
+        f.new_run()
+        self.assertEqual(f.bound(("idgen",), 2, 4, True), (None, None))
+        self.assertEqual(f.bound(("idgen",), 2, 5, True), (500, (1, 4)))
+        # A layout with a node field of its own: node_bits does not place IDs.
+        self.assertEqual(f.bound(("twitter",), 2, 5, False), (None, None))
+        self.assertEqual(f.bound(("twitter",), 1, 5, False), (700, (1, 4)))
+
+    def test_a_synchronous_standby_takes_all_its_primarys_ids(self):
+        primary, standby = Frontier(), Frontier()
+        primary.add(("idgen",), 1, 4, 300)
+        primary.new_run()
+        primary.add(("idgen",), 1, 4, 900)     # the primary's last run
+        standby.include(primary)
+        self.assertEqual(standby.bound(("idgen",), 1, 4, True)[0], 900)
+
+
+class Pollers(unittest.TestCase):
+    def test_the_horizon_must_not_go_back(self):
+        p = Poller()
+        self.assertFalse(p.waits(100, 0, collections.Counter()))
+        p.take_horizon(100, 1, "A")
+        p.take_rows([10, 20], 100, 1, "A")
+        self.assertFalse(p.waits(90, 0, collections.Counter()))
+        with self.assertRaises(Violation) as cm:
+            p.take_horizon(90, 2, "A")
+        self.assertEqual(cm.exception.kind, "horizon went back")
+
+    def test_rows_once_and_none_missed(self):
+        p = Poller()
+        p.take_horizon(100, 1, "A")
+        p.take_rows([10, 20], 100, 1, "A")
+        with self.assertRaises(Violation) as cm:
+            p.take_rows([20], 100, 2, "A")
+        self.assertEqual(cm.exception.kind, "row read twice")
+        p.check_missed([10, 20], 3, "A")
+        with self.assertRaises(Violation) as cm:
+            p.check_missed([10, 15, 20], 3, "A")
+        self.assertEqual(cm.exception.kind, "row missed")
+
+    def test_after_a_switch_the_cursor_waits_for_the_horizon(self):
+        p = Poller()
+        p.take_horizon(100, 1, "A")
+        p.take_rows([], 100, 1, "A")
+        s = p.switch()
+        self.assertTrue(s.waits(80, 0, collections.Counter()))    # keeps its cursor
+        self.assertFalse(s.waits(120, 0, collections.Counter()))
+        self.assertFalse(s.waits(80, 0, collections.Counter()))   # passed once: strict again
+
+
+class Drills(unittest.TestCase):
+    """Whatever the seed, a short run reaches every drill early."""
+
+    def test_every_drill_in_the_first_60_ops(self):
+        for seed in range(30):
+            model = Model(random.Random(seed), 4)
+            seen = {model.next_op().get("drill") for _ in range(60)}
+            self.assertEqual(set(DRILLS) - seen, set(), "seed %d" % seed)
+
+
+class Counts(unittest.TestCase):
+    def test_stats_mismatch(self):
+        self.assertIsNone(stats_mismatch({"idgen": 5}, {"idgen": 5}, set()))
+        self.assertEqual(stats_mismatch({"idgen": 5}, {"idgen": 1}, set()), ("idgen", 5, 1))
+        self.assertEqual(stats_mismatch({}, {"js53": 3}, set()), ("js53", 0, 3))
+        self.assertIsNone(stats_mismatch({"idgen": 5}, {"idgen": 7}, {"idgen"}))
 
 
 if __name__ == "__main__":

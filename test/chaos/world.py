@@ -1,5 +1,6 @@
-"""Running ops against real servers, and the two invariants checked after
-every step over every ID any client was handed:
+"""Running ops against real servers, and the invariants checked after
+every step over every ID any client was handed (checks.py has the others:
+resuming above earlier runs, the outbox poller, idgen_stats' counts):
 
 (a) no ID is handed out twice in one layout definition (name and full
     definition; idgen's own layout per idgen.epoch and idgen.node_bits;
@@ -11,8 +12,9 @@ every step over every ID any client was handed:
     high-water mark's step.
 
 An error idgen raises on purpose is a refusal, counted and not a violation.
-A server process that dies without our SIGKILL, a PANIC, an internal error
-(XX000) or a connection lost without a kill is a violation.
+A server process that dies without our SIGKILL, a PANIC, a failed assertion,
+an internal error (XX000) or a connection lost without a kill is a
+violation.
 """
 
 import collections
@@ -24,23 +26,20 @@ import time
 
 import psycopg2
 
+from checks import Frontier, Poller, Violation, stats_mismatch
 from cluster import Cluster, as_user, user_dir
 from layouts import FAMILIES, HWM_STEP_MS, Layout, builtin, default_layout, node_problem
+from ops import CURRENT, DBS
 
 SLACK_MS = 50
 LOST = "connection lost"
-
-
-class Violation(Exception):
-    def __init__(self, kind, layout, message):
-        super().__init__("%s: %s" % (kind, message))
-        self.kind = kind
-        self.layout = layout
-        self.message = message
-
-    def signature(self):
-        """What a shrunk op list must reproduce."""
-        return (self.kind, self.layout)
+# Ops after which every outbox poller polls: those that restart a server,
+# step its clock or promote one (and bursts with a SIGKILL).
+POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update", "pause"}
+OUTBOX_DDL = ("CREATE TABLE IF NOT EXISTS chaos_outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), "
+              "w int NOT NULL); "
+              # DROP EXTENSION ... CASCADE took the default with it
+              "ALTER TABLE chaos_outbox ALTER id SET DEFAULT idgen_next()")
 
 
 def now_ms():
@@ -58,11 +57,13 @@ def normalize(msg):
 
 class Lineage:
     """What a server and the standbys promoted in its place have seen: the
-    highest clock reading (wall + offset) and the longest lead allowed."""
+    highest clock reading (wall + offset), the longest lead allowed, and the
+    IDs they handed out that later runs must stay above."""
 
-    def __init__(self, hi=0.0, lead=0):
+    def __init__(self, hi=0.0, lead=0, frontier=None):
         self.hi = hi
         self.lead = lead
+        self.frontier = frontier or Frontier()
 
 
 class World:
@@ -80,6 +81,10 @@ class World:
         self.op_errors = collections.Counter()
         self.skipped = 0
         self.step = 0
+        self.sync = {}              # standby -> synchronous?
+        self.pollers = {}           # (server, database) -> Poller of its outbox
+        self.counts = {}            # server -> IDs handed out since idgen_stats_reset()
+        self.late = []              # IDs of a run that began during a burst
 
     # -- helpers
     def live(self, c, role="primary"):
@@ -122,6 +127,8 @@ class World:
             self.skipped += 1
         for c in list(self.clusters):
             self.check_log(c)
+        if (op["op"] in POLL_AFTER or (op["op"] == "burst" and op.get("kill"))) and op.get("poll", True):
+            self.poll_all()
 
     # -- servers
     def new_cluster(self, name, settings):
@@ -145,6 +152,7 @@ class World:
         self.touch(c)
         cl = self.clusters[c]
         cl.stop(op["mode"])
+        self.lineage[c].frontier.new_run()
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.start()
         self.touch(c)
@@ -172,6 +180,10 @@ class World:
             time.sleep(0.05)
         raise RuntimeError("%s did not reach %s" % (name, value))
 
+    def do_pause(self, op):
+        """Nothing happens a while (the pollers poll after it)."""
+        time.sleep(op["ms"] / 1000.0)
+
     def do_retire(self, op):
         if not self.live(op["c"]):
             return False
@@ -184,12 +196,13 @@ class World:
             return False
         cl = self.clusters[op["c"]]
         cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
-        cl.query(op["db"], "CREATE EXTENSION idgen VERSION '%s'" % op["version"])
+        cl.query(op["db"], create_extension(op["version"]))
 
     def do_dropdb(self, op):
         if not self.live(op["c"]):
             return False
         self.clusters[op["c"]].query("postgres", 'DROP DATABASE "%s" WITH (FORCE)' % op["db"])
+        self.pollers.pop((op["c"], op["db"]), None)
 
     def define_sql(self, op):
         fields, widths, unit, radix = FAMILIES[op["family"]]
@@ -226,7 +239,7 @@ class World:
             return False
         cl = self.clusters[op["c"]]
         cl.query(op["db"], "DROP EXTENSION IF EXISTS idgen CASCADE")
-        cl.query(op["db"], "CREATE EXTENSION idgen VERSION '%s'" % op["version"])
+        cl.query(op["db"], create_extension(op["version"]))
 
     def do_ext_update(self, op):
         if not self.live(op["c"]):
@@ -242,12 +255,16 @@ class World:
         cl = Cluster(self.pg, self.root, s)
         cl.create_standby(p)
         node = p.settings["node_id"] if op["sync"] else op["node_id"]
-        cl.write_settings(dict(p.settings, node_id=node, clock_offset_ms=0,
+        cl.write_settings(dict(p.settings, node_id=node, clock_offset_ms=op.get("offset", 0),
                                synchronous_standby_names=""))
         self.clusters[s] = cl
         self.role[s] = "standby"
         self.primary_of[s] = c
-        self.lineage[s] = Lineage(self.lineage[c].hi, self.lineage[c].lead)
+        self.sync[s] = op["sync"]
+        # The base backup holds the marks of every ID handed out so far.
+        frontier = self.lineage[c].frontier.copy()
+        frontier.new_run()
+        self.lineage[s] = Lineage(self.lineage[c].hi, self.lineage[c].lead, frontier)
         cl.start()
         if op["sync"]:
             p.write_settings(dict(p.settings, synchronous_standby_names=s))
@@ -270,6 +287,13 @@ class World:
         if not self.live(s, "standby"):
             return False
         c = self.primary_of[s]
+        if self.sync.get(s):
+            # Its primary's sessions waited for it: it has the marks of all
+            # their IDs, and the outbox rows they committed.
+            self.lineage[s].frontier.include(self.lineage[c].frontier)
+            for (pc, db), poller in list(self.pollers.items()):
+                if pc == c:
+                    self.pollers[(s, db)] = poller.switch()
         if self.live(c):
             self.touch(c)
             lin = self.lineage[c]
@@ -304,6 +328,16 @@ class World:
         as_user([self.pg.tool("pg_restore"), "-h", cl.dir, "-p", "5432", "-U", "postgres",
                  "-d", op["db"], dump])
         self.touch(new)
+        # A restored database holds the source's IDs: the server refuses until
+        # told to resume past them (docs/guarantees.md, A new cluster...).
+        lin = self.lineage[c]
+        after = lin.hi + lin.lead + HWM_STEP_MS + 1000
+        try:
+            cl.query(op["db"], "SELECT idgen_resume_after(to_timestamp(%s))", (after / 1000.0,))
+        except psycopg2.Error:
+            return      # a database older than 1.5 carries nothing to refuse for
+        cl.stop("fast")
+        cl.start()
 
     # -- generation
     def do_burst(self, op):
@@ -317,14 +351,16 @@ class World:
                 views[key] = self.read_view(*key)
         for c in {cl["c"] for cl in clients}:
             self.touch(c)
+            self.stats_begin(c, [cl["db"] for cl in clients if cl["c"] == c])
         kill = op.get("kill")
         if kill and not self.live(kill["c"]):
             kill = None
-        results = run_clients(self.clusters, clients, kill)
-        killed = self.after_kill(kill)
+        results, kill_ms = run_clients(self.clusters, clients, kill, op.get("serial"))
+        killed, restarted = self.after_kill(kill)
         for c in {cl["c"] for cl in clients}:
             if self.live(c):
                 self.touch(c)
+        self.counts.pop(killed, None)
         for res in results:
             if res["call"] is None:
                 if killed != res["c"]:
@@ -332,7 +368,16 @@ class World:
                                     % (res["c"], res["db"], res["error"]))
                 self.refusals["could not connect during our SIGKILL"] += 1
                 continue
+            # A session that began after the kill is of the server's next run.
+            res["late"] = killed == res["c"] and res["conn_ms"] > kill_ms
             self.check_call(res, views.get((res["c"], res["db"])), killed)
+        if restarted:
+            self.lineage[killed].frontier.new_run()
+        for c, group, node, bits, top in self.late:
+            self.lineage[c].frontier.add(group, node, bits, top)
+        self.late = []
+        for c in sorted({cl["c"] for cl in clients}):
+            self.stats_check(c)
 
     def read_view(self, c, db):
         """What the checker needs to know of a database before generating:
@@ -365,19 +410,20 @@ class World:
                 "lead": lead, "layouts": layouts}
 
     def after_kill(self, kill):
-        """Bring the server back after a kill; returns the killed server."""
+        """Bring the server back after a kill; returns the killed server,
+        and whether it restarted (a backend may have exited before)."""
         if not kill:
-            return None
+            return None, False
         cl = self.clusters[kill["c"]]
         if kill["what"] == "postmaster":
             cl.start()
-        else:
-            cl.wait_ready()
-        return kill["c"]
+            return kill["c"], True
+        return kill["c"], cl.wait_ready()
 
     # -- the invariants
     def check_call(self, res, view, killed):
         func, layout_name = res["call"][0], res["call"][1]
+        self.count_call(res)
         if res["error"] is not None:
             self.note_error(res, killed)
         if not res["ids"] or view is None:
@@ -403,7 +449,27 @@ class World:
                                 % (ident, layout.describe(), where, self.step, seen[ident]))
             seen[ident] = self.step
             self.check_decode(ident, layout, view, lo, hi, where)
+        self.check_frontier(res, layout, view, where)
         self.checked[(func, layout.name)] += len(res["ids"])
+
+    def check_frontier(self, res, layout, view, where):
+        """IDs of this run above every ID of the lineage's earlier runs that
+        they could equal (checks.Frontier)."""
+        frontier = self.lineage[res["c"]].frontier
+        group, node, bits = layout.group(), view["node"], view["bits"]
+        top = max(res["ids"])
+        if res.get("late"):
+            self.late.append((res["c"], group, node, bits, top))
+            return
+        bound, why = frontier.bound(group, node, bits, layout.bits_matter())
+        low = min(res["ids"])
+        if bound is not None and low <= bound:
+            raise Violation("resumed below", layout.name,
+                            "%d of %s from %s at step %d (node %d, node_bits %d) is not above %d,"
+                            " handed out before a restart, crash or promotion (node %d,"
+                            " node_bits %d)" % (low, layout.describe(), where, self.step, node,
+                                                bits, bound, why[0], why[1]))
+        frontier.add(group, node, bits, top)
 
     def check_decode(self, ident, layout, view, lo, hi, where):
         values = layout.decode(ident)
@@ -445,6 +511,97 @@ class World:
             return builtin(name)
         except KeyError:
             return None
+
+    # -- idgen_stats against the IDs handed out
+    def stats_begin(self, c, dbs):
+        """Zeroes c's counts, in the first database that has idgen_stats."""
+        cl = self.clusters[c]
+        for db in dict.fromkeys(list(dbs) + DBS):
+            try:
+                cl.query(db, "SELECT idgen_stats_reset()")
+            except psycopg2.Error:
+                continue
+            self.counts[c] = {"db": db, "expected": collections.Counter(), "unknown": set()}
+            return
+
+    def count_call(self, res):
+        counts = self.counts.get(res["c"])
+        func, layout_name = res["call"][0], res["call"][1]
+        if counts is None or func in ("objectid", "uuidv7"):
+            return
+        name = "idgen" if layout_name is None else layout_name
+        if res["error"] is not None:
+            counts["unknown"].add(name)     # it may have made IDs it did not hand out
+        else:
+            counts["expected"][name] += len(res["ids"])
+
+    def stats_check(self, c):
+        counts = self.counts.pop(c, None)
+        if counts is None or not self.live(c):
+            return
+        try:
+            rows = self.clusters[c].query(counts["db"], "SELECT layout, sum(ids) FROM idgen_stats "
+                                                        "GROUP BY layout")
+        except psycopg2.Error as e:
+            self.op_errors["reading idgen_stats: %s" % normalize(str(e))] += 1
+            return
+        bad = stats_mismatch(counts["expected"], {name: int(n) for name, n in rows},
+                             counts["unknown"])
+        if bad:
+            raise Violation("stats count", bad[0],
+                            "server %s at step %d: idgen_stats.ids of layout %s is %d, and the"
+                            " sessions since idgen_stats_reset() were handed %d"
+                            % (c, self.step, bad[0], bad[2], bad[1]))
+
+    # -- the outbox and its poller (docs/outbox.md)
+    def do_outbox(self, op):
+        c, db = op["c"], op["db"]
+        if not self.live(c):
+            return False
+        cl = self.clusters[c]
+        cl.query(db, OUTBOX_DDL)
+        view = self.read_view(c, db)
+        poller = self.pollers.setdefault((c, db), Poller())
+        where = "%s/%s" % (c, db)
+        self.touch(c)
+        self.stats_begin(c, [db])
+        results, problems = run_outbox(cl, db, op["writers"], poller, self.step, where,
+                                       self.refusals)
+        self.touch(c)
+        for res in results:
+            if res["error"] is not None and res["error"][0] == "23505":
+                raise Violation("repeated ID", "idgen", "%s: an outbox insert repeated a key: %s"
+                                % (where, res["error"][1].splitlines()[0]))
+            self.check_call(res, view, None)
+        if problems:
+            raise problems[0]
+        self.poll(c, db)
+        self.stats_check(c)
+
+    def poll(self, c, db):
+        """One poll of the recipe, then every row under the cursor must
+        have been read."""
+        poller = self.pollers[(c, db)]
+        where = "%s/%s" % (c, db)
+        try:
+            conn = self.clusters[c].connect(db)
+        except psycopg2.Error as e:
+            self.op_errors["poll: %s" % normalize(str(e))] += 1
+            return
+        try:
+            if poll_once(conn, poller, self.step, where, self.refusals):
+                with conn.cursor() as cur:
+                    cur.execute("SELECT id FROM chaos_outbox WHERE id < %s", (poller.cursor,))
+                    poller.check_missed([r[0] for r in cur.fetchall()], self.step, where)
+        except psycopg2.Error as e:
+            self.op_errors["poll: %s" % normalize(str(e))] += 1
+        finally:
+            conn.close()
+
+    def poll_all(self):
+        for c, db in list(self.pollers):
+            if self.live(c):
+                self.poll(c, db)
 
     def note_error(self, res, killed):
         code, msg = res["error"]
@@ -506,6 +663,7 @@ def run_client(clusters, spec, out, pids, index):
     except psycopg2.Error as e:
         out.append(dict(base, call=None, error=normalize(str(e))))
         return
+    base["conn_ms"] = now_ms()
     pids[index] = conn.get_backend_pid()
     try:
         for call in spec["calls"]:
@@ -528,17 +686,22 @@ def run_client(clusters, spec, out, pids, index):
         conn.close()
 
 
-def run_clients(clusters, clients, kill):
-    """Every client in a thread of its own, all at once; the kill, if any,
-    fires after its delay from the start."""
+def run_clients(clusters, clients, kill, serial=False):
+    """Every client in a thread of its own, all at once (or one after
+    another); the kill, if any, fires after its delay from the start.
+    Returns the results and when the kill was sent."""
     out, pids = [], {}
+    kill_ms = None
     threads = [threading.Thread(target=run_client, args=(clusters, spec, out, pids, i))
                for i, spec in enumerate(clients)]
     for t in threads:
         t.start()
+        if serial:
+            t.join()
     if kill:
         time.sleep(kill["after_ms"] / 1000.0)
         cl = clusters[kill["c"]]
+        kill_ms = now_ms()
         if kill["what"] == "postmaster":
             cl.kill_postmaster()
         else:
@@ -550,7 +713,120 @@ def run_clients(clusters, clients, kill):
                 cl.kill_backend(pid)
     for t in threads:
         t.join()
-    return out
+    return out, kill_ms
+
+
+# -- the outbox: writers and their poller, at once
+def create_extension(version):
+    if version == CURRENT:
+        return "CREATE EXTENSION idgen"
+    return "CREATE EXTENSION idgen VERSION '%s'" % version
+
+
+def poll_once(conn, poller, step, where, refusals):
+    """h := idgen_horizon(); read [cursor, h); cursor := h.  False when
+    idgen refused the horizon (a standby, a bad setting)."""
+    with conn.cursor() as cur:
+        try:
+            cur.execute("SELECT idgen_horizon(), current_setting('idgen.epoch')")
+        except psycopg2.Error as e:
+            if e.pgcode is None:
+                raise
+            refusals["horizon: %s %s" % (e.pgcode, normalize(str(e)))] += 1
+            return False
+        h, epoch = cur.fetchone()
+        if poller.waits(h, epoch_date_ms(epoch), refusals):
+            return True
+        poller.take_horizon(h, step, where)
+        cur.execute("SELECT id FROM chaos_outbox WHERE id >= %s AND id < %s ORDER BY id",
+                    (poller.cursor, h))
+        poller.take_rows([r[0] for r in cur.fetchall()], h, step, where)
+    return True
+
+
+def write_outbox(cl, db, index, txns, out):
+    """One writer: each transaction inserts rows, holds its IDs for a while,
+    inserts one more, and commits or rolls back."""
+    base = {"c": cl.name, "db": db}
+    try:
+        conn = cl.connect(db)
+    except psycopg2.Error:
+        return
+    sql = ("INSERT INTO chaos_outbox (w) SELECT %d FROM generate_series(1, {n}) RETURNING id"
+           % index)
+    try:
+        for rows, hold_ms, end in txns:
+            with conn.cursor() as cur:
+                try:
+                    cur.execute("BEGIN")
+                    insert_rows(cur, base, sql, rows, out)
+                    if hold_ms:
+                        cur.execute("SELECT pg_sleep(%s)", (hold_ms / 1000.0,))
+                    insert_rows(cur, base, sql, 1, out)
+                    cur.execute(end)
+                except psycopg2.Error:
+                    if conn.closed:
+                        return
+                    cur.execute("ROLLBACK")
+    finally:
+        conn.close()
+
+
+def insert_rows(cur, base, sql, n, out):
+    """An insert of n rows, recorded as a call that made n IDs."""
+    res = dict(base, call=["next", None, 1, n], text=sql.format(n=n), ids=[], error=None,
+               t0=now_ms())
+    out.append(res)
+    try:
+        cur.execute(res["text"])
+        res["ids"] = [r[0] for r in cur.fetchall()]
+    except psycopg2.Error as e:
+        res["error"] = (e.pgcode or LOST, str(e))
+        raise
+    finally:
+        res["t1"] = now_ms()
+
+
+def run_outbox(cl, db, writers, poller, step, where, refusals):
+    """The writers in threads, and a poller polling until they are done
+    and once more after; returns the writers' results and the violations
+    the poller found."""
+    out, problems = [], []
+    done = threading.Event()
+
+    def poll_loop():
+        try:
+            conn = cl.connect(db)
+        except psycopg2.Error:
+            return
+        # The writers' first IDs come first: a horizon taken before them
+        # (on a restarted server, the first since its start) bounds every
+        # later one, and would hide what they publish.
+        time.sleep(0.05)
+        try:
+            while True:
+                last = done.is_set()
+                poll_once(conn, poller, step, where, refusals)
+                if last:
+                    return
+                time.sleep(0.01)
+        except Violation as v:
+            problems.append(v)
+        except psycopg2.Error as e:
+            refusals["poller: %s" % normalize(str(e))] += 1
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=write_outbox, args=(cl, db, i, txns, out))
+               for i, txns in enumerate(writers)]
+    poller_thread = threading.Thread(target=poll_loop)
+    for t in threads + [poller_thread]:
+        t.start()
+    for t in threads:
+        t.join()
+    done.set()
+    poller_thread.join()
+    return out, problems
 
 
 def backend_pid(cl):

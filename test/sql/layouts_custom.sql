@@ -100,3 +100,62 @@ RESET ROLE;
 DROP ROLE idgen_layout_user;
 
 SELECT idgen_drop_layout(name) FROM idgen_layout WHERE name IN ('no-seq', 'tiny-node', 'anonymous', 'few-workers');
+
+-- idgen_layouts_saved(), the copy of the table's rows that a dump restores
+-- before any table's data (t/054_constraint_restore.pl): no member of the
+-- extension, so that pg_dump dumps it, and dropped with it
+SELECT pg_describe_object(refclassid, refobjid, 0) AS depends_on, deptype
+FROM pg_depend
+WHERE classid = 'pg_proc'::regclass AND objid = 'idgen_layouts_saved()'::regprocedure
+ORDER BY 1;
+CREATE FUNCTION pg_temp.saved_differs() RETURNS bigint LANGUAGE sql AS $$
+	SELECT count(*) FROM jsonb_populate_recordset(NULL::idgen_layout, idgen_layouts_saved()) s
+	FULL JOIN idgen_layout l ON l.name = s.name WHERE s IS DISTINCT FROM l $$;
+SELECT count(*) AS layouts, pg_temp.saved_differs() AS differs FROM idgen_layout;
+-- every change rewrites it, as the table's owner: whoever may write the
+-- table need not own the function
+CREATE ROLE idgen_layout_writer;
+GRANT INSERT, UPDATE, DELETE ON idgen_layout TO idgen_layout_writer;
+SET ROLE idgen_layout_writer;
+SELECT idgen_define_layout('writers', '2020-01-01+00', '{time,sequence}', '{41,12}');
+UPDATE idgen_layout SET widths = '{41,13}' WHERE name = 'writers';
+RESET ROLE;
+SELECT pg_temp.saved_differs() AS differs,
+       (SELECT p.proowner = c.relowner FROM pg_proc p, pg_class c
+        WHERE p.oid = 'idgen_layouts_saved()'::regprocedure AND c.oid = 'idgen_layout'::regclass)
+       AS owned_by_table_owner;
+SET ROLE idgen_layout_writer;
+SELECT idgen_drop_layout('writers');
+RESET ROLE;
+REVOKE ALL ON idgen_layout FROM idgen_layout_writer;
+DROP ROLE idgen_layout_writer;
+SELECT pg_temp.saved_differs() AS differs;
+-- the session's time zone and interval style change nothing in it
+SET TimeZone = 'America/New_York';
+SET IntervalStyle = 'iso_8601';
+SELECT prosrc AS saved FROM pg_proc WHERE oid = 'idgen_layouts_saved()'::regprocedure \gset
+UPDATE idgen_layout SET name = name;
+SELECT prosrc = :'saved' AS unchanged FROM pg_proc WHERE oid = 'idgen_layouts_saved()'::regprocedure;
+RESET TimeZone;
+RESET IntervalStyle;
+SET TimeZone = 'UTC';
+-- a table without layouts has none
+BEGIN;
+TRUNCATE idgen_layout;
+SELECT to_regprocedure('idgen_layouts_saved()') AS saved_function;
+-- creating it, as a restore does, defines the layouts it holds
+CREATE FUNCTION idgen_layouts_saved() RETURNS jsonb LANGUAGE sql IMMUTABLE AS :'saved';
+SELECT count(*) AS layouts, pg_temp.saved_differs() AS differs FROM idgen_layout;
+-- and the table's rows, restored after, are skipped: they are there
+INSERT INTO idgen_layout SELECT * FROM jsonb_populate_recordset(NULL::idgen_layout, idgen_layouts_saved());
+-- a row of a name the table holds, otherwise defined, is still refused
+INSERT INTO idgen_layout (name, epoch, fields, widths) VALUES ('orders', '2020-01-01+00', '{time,sequence}', '{41,12}');
+ROLLBACK;
+-- so is a layout it holds that this database defines otherwise
+BEGIN;
+DROP FUNCTION idgen_layouts_saved();
+CREATE FUNCTION idgen_layouts_saved() RETURNS jsonb LANGUAGE sql AS $$
+	SELECT '[{"name": "orders", "epoch": "2020-01-01T00:00:00+00:00", "radix": 2,
+	          "fields": ["time", "sequence"], "widths": [41, 12], "time_unit": "00:00:00.001"}]'::jsonb $$;
+ROLLBACK;
+SELECT count(*) AS layouts, pg_temp.saved_differs() AS differs FROM idgen_layout;

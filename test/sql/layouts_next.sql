@@ -72,3 +72,13 @@ SELECT * FROM idgen_next_batch(0, 'js53');
 SELECT * FROM idgen_next_batch(NULL, 'js53');
 SELECT * FROM idgen_next_batch(1, NULL);
 SELECT * FROM idgen_next_batch(2, 'twitter', 4);
+
+-- a layout this server cannot generate in (its node field holds node ids 0
+-- and 1, this server's is 3) is refused every time, in every function: a
+-- refused plan is never taken for a made one
+SELECT idgen_define_layout('narrow_node', '2020-01-01+00', '{time,node,sequence}', '{41,1,12}');
+SELECT idgen_next('narrow_node');
+SELECT idgen_next('narrow_node');
+SELECT count(*) FROM idgen_next_batch(3000, 'narrow_node');
+SELECT idgen_next_block(10, 'narrow_node');
+SELECT idgen_drop_layout('narrow_node');

@@ -1,5 +1,6 @@
--- The high-water mark's WAL record: typed, and described for pg_walinspect
--- and wal_debug by layout, mark and epoch.
+-- idgen's WAL records: typed, and described for pg_walinspect and wal_debug,
+-- the high-water mark by layout, mark and epoch, a prepared transaction's
+-- horizon entry by xid and time.
 CREATE EXTENSION IF NOT EXISTS pg_walinspect;
 
 SELECT idgen_define_layout('walrec', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
@@ -16,3 +17,13 @@ WHERE resource_manager = 'idgen'
   AND description ~ '^layout "(walrec|\*)" mark \d+ epoch -?\d+ \(Unix ms\)( node \d+ node_bits \d+)?$'
 GROUP BY record_type;
 SELECT idgen_drop_layout('walrec');
+
+-- a prepared transaction's horizon entry, by its xid and time
+SELECT pg_current_wal_flush_lsn() AS before \gset
+BEGIN;
+SELECT idgen_next() > 0 AS generated;
+PREPARE TRANSACTION 'walrec';
+SELECT record_type, description ~ '^xid \d+ horizon \d+ \(Unix ms\)$' AS described
+FROM pg_get_wal_records_info(:'before', pg_current_wal_insert_lsn())
+WHERE resource_manager = 'idgen' AND record_type = 'HORIZON_PREPARED';
+COMMIT PREPARED 'walrec';

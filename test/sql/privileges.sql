@@ -52,6 +52,21 @@ CREATE TRIGGER boom_before BEFORE INSERT ON idgen_layout
 	FOR EACH ROW EXECUTE FUNCTION idgen_layout_propagate();
 SELECT idgen_define_layout('before', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
 DROP TRIGGER boom_before ON idgen_layout;
+-- the trigger that keeps idgen_layouts_saved() refuses other tables, and
+-- firing for each row or before; its event trigger refuses other calls
+CREATE TRIGGER boom AFTER INSERT ON nobody.l
+	FOR EACH STATEMENT EXECUTE FUNCTION idgen_layout_save();
+INSERT INTO nobody.l VALUES ('x', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}', '1 ms', 2);
+DROP TRIGGER boom ON nobody.l;
+CREATE TRIGGER boom_row AFTER INSERT ON idgen_layout
+	FOR EACH ROW EXECUTE FUNCTION idgen_layout_save();
+SELECT idgen_define_layout('row', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
+DROP TRIGGER boom_row ON idgen_layout;
+CREATE TRIGGER boom_before BEFORE INSERT ON idgen_layout
+	FOR EACH STATEMENT EXECUTE FUNCTION idgen_layout_save();
+SELECT idgen_define_layout('before', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
+DROP TRIGGER boom_before ON idgen_layout;
+SELECT idgen_layout_restore();
 
 -- A role that owns an operator = (text, text) in a schema ahead of
 -- pg_catalog in a superuser's search_path: idgen's own lookups never call it.

@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""Mutants of idgen's protections, for scripts/mutants.
+
+Each mutant is one small bug planted in a protection of src/*.c: exact text
+to find (it must occur once) and what replaces it.  When the code moves and
+the text is gone, the mutant fails loudly ("no longer applies") instead of
+quietly testing nothing: refresh it with the code.
+
+  mutants.py list                  the names, one a line
+  mutants.py describe NAME         what the mutant breaks
+  mutants.py check [NAME...]       every mutant named (default all) applies here
+  mutants.py apply NAME DIR        plants it in the copy of the checkout in DIR
+  mutants.py daily K               K names for today, by the day of the year
+"""
+
+import datetime
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# name, file, what it breaks, [(text, replacement)]
+MUTANTS = [
+    ("slot_start", "src/generator.c",
+     "a worker id's new holder does not start after its predecessors' newest tick",
+     [("\tstep_skip_past(st, &t->plan, step_tick_start(&t->plan, me.slot->last_ms));\n", "")]),
+    ("node_bits_bind", "src/hwm.c",
+     "marks written under other idgen.node_bits do not bind",
+     [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
+       "(other->node == HWM_ANY_NODE || (other->node == node && other->node_bits == node_bits));")]),
+    ("hwm_move_epoch", "src/hwm.c",
+     "hwm_move_epoch() does nothing: moving idgen.epoch later is no longer refused",
+     [("\tif (e->epoch_ms == layout->epoch_ms)\n\t\treturn;\n", "\treturn;\n")]),
+    ("clock_back_reset", "src/step.c",
+     "a clock step back resets the state to the clock",
+     [("\tif (behind > plan->limits->max_clock_regression_ms)\n"
+       "\t\tstep_refuse_clock(plan, behind);\n",
+       "\tif (behind > plan->limits->max_clock_regression_ms)\n"
+       "\t\tstep_refuse_clock(plan, behind);\n"
+       "\tst->clock_high = now;\n"
+       "\tst->last_ms = now - plan->tick_ms;\n"
+       "\treturn;\n")]),
+    ("redo_mark", "src/rmgr.c",
+     "MARK records are not replayed: a promoted standby has only its base backup's marks",
+     [("\telse if (rmgr_read_mark(record, &rec))\n"
+       "\t\thwm_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);\n",
+       "\telse if (rmgr_read_mark(record, &rec))\n\t\t(void) 0;\n")]),
+    ("key_epoch", "src/registry.c",
+     "the epoch is left out of the key of a layout definition's shared state",
+     [("\tkey->epoch_ms = layout->epoch_ms;\n", "")]),
+    ("horizon_publish", "src/horizon.c",
+     "a backend never publishes its transaction's first ID to the horizon (oldest[])",
+     [("\tpg_atomic_write_u64(my_oldest, (uint64) now);\n", ""),
+      ("\t\tpg_atomic_write_u64(my_oldest, (uint64) horizon_xact_ms);\n", "\t\t(void) 0;\n")]),
+    ("horizon_restart", "src/horizon.c",
+     "a transaction publishes the clock reading of its first ID, not the floor it starts at"
+     " (the horizon goes back after a restart with the clock behind)",
+     [("\tif (horizon_xact_ms > now)\n\t\tpg_atomic_write_u64(my_oldest, (uint64) horizon_xact_ms);\n",
+       "")]),
+    ("horizon_failover", "src/horizon.c",
+     "idgen_horizon() may pass the marks a synchronous standby confirmed",
+     [("\twhile (!hwm_reserve(e, ms))\n\t\thwm_wait_confirmed(e, ms);\n",
+       "\t(void) e;\n\t(void) ms;\n")]),
+    ("stats_named", "src/generator.c",
+     "idgen_next('idgen') plans a second state of the default layout, which takes its counts"
+     " (issue #29's item 3, fixed by cb51318)",
+     [("\tif (layout == layout_default())\n\t{\n"
+       "\t\t/*\n"
+       "\t\t * The default layout by name generates in the default target\n"
+       "\t\t * (generator_prepare): a second state of one definition would start\n"
+       "\t\t * apart from it, and take its counts.\n"
+       "\t\t */\n"
+       "\t\tmemset(t, 0, sizeof(*t));\n"
+       "\t\tplan->layout = layout;\n"
+       "\t\tlg->dedicated = false;\n"
+       "\t\tgenerator_layout_planned(lg);\n"
+       "\t\treturn;\n"
+       "\t}\n", "")]),
+    ("plan_refused", "src/generator.c",
+     "a layout counts as planned before its planning can fail: after a refusal (a node id that"
+     " does not fit), the next call generates with half a plan (fixed by de9fc30)",
+     [("\tgenerator_plan(t, layout, &workers);\n",
+       "\tgenerator_layout_planned(lg);\n\tgenerator_plan(t, layout, &workers);\n")]),
+    ("stats_batch", "src/generator.c",
+     "IDs of idgen_next_batch() in a backend's own state are not counted in idgen_stats",
+     [("\t\tDatum\t\tid = Int64GetDatum(generator_next_arg(fcinfo, lg, 2));\n",
+       "\t\tDatum\t\tid = Int64GetDatum(generator_next_arg(fcinfo, lg, 2));\n\n"
+       "\t\tif (lg == NULL && me.gen != NULL)\n"
+       "\t\t\tme.gen->issued--;\n"
+       "\t\telse if (lg != NULL && lg->dedicated)\n"
+       "\t\t\tlg->gen.issued--;\n")]),
+]
+BY_NAME = {m[0]: m for m in MUTANTS}
+
+
+def fail(msg):
+    print("mutants: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def find(name):
+    if name not in BY_NAME:
+        fail("no mutant %s; there are: %s" % (name, " ".join(BY_NAME)))
+    return BY_NAME[name]
+
+
+def mutate(name, root):
+    """The mutated text of the mutant's file under root."""
+    _, path, _, edits = find(name)
+    try:
+        with open(os.path.join(root, path)) as f:
+            text = f.read()
+    except OSError as e:
+        fail("mutant %s no longer applies: %s" % (name, e))
+    for i, (old, new) in enumerate(edits, 1):
+        # whole lines, or text within one: never the end of a longer line
+        n = text.count(old) if not old.startswith("\t") else text.count("\n" + old)
+        if n != 1 or text.count(old) != 1:
+            fail("mutant %s no longer applies: its text %d of %d is found %d times in %s, not once;"
+                 " refresh test/mutants/mutants.py with the code:\n%s"
+                 % (name, i, len(edits), n, path, old))
+        text = text.replace(old, new)
+    return path, text
+
+
+def main(argv):
+    if len(argv) < 2:
+        fail(__doc__)
+    cmd, args = argv[1], argv[2:]
+    if cmd == "list":
+        print("\n".join(BY_NAME))
+    elif cmd == "describe" and len(args) == 1:
+        print(find(args[0])[2])
+    elif cmd == "check":
+        for name in args or BY_NAME:
+            mutate(name, ROOT)
+    elif cmd == "apply" and len(args) == 2:
+        path, text = mutate(args[0], args[1])
+        with open(os.path.join(args[1], path), "w") as f:
+            f.write(text)
+    elif cmd == "daily" and len(args) == 1:
+        names = list(BY_NAME)
+        k = min(int(args[0]), len(names))
+        day = datetime.date.today().timetuple().tm_yday
+        print("\n".join(names[(day * k + i) % len(names)] for i in range(k)))
+    else:
+        fail(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
