@@ -36,27 +36,14 @@
  * oldest[b] is cleared after the transaction has left the proc array
  * (XACT_EVENT_COMMIT and _ABORT come after ProcArrayEndTransaction), with a
  * barrier first, so a horizon that sees it cleared also sees it ended.  A
- * prepared transaction's entry is in place and counted in nprepared, under
- * the lock, before oldest[b] is cleared (a barrier between); the horizon
- * reads oldest[], then nprepared (a read barrier between), then, when it is
- * not zero, the entries.  An entry lives until its xid is no longer in
- * progress.  A horizon once returned stays true (F is at or above it
- * forever, and across restarts through the mark), so returning the largest
- * value computed so far keeps it monotonic.
+ * prepared transaction's entry is in place, under the lock, before oldest[b]
+ * is cleared, and the horizon reads oldest[] before the entries.  An entry
+ * lives until its xid is no longer in progress.  A horizon once returned
+ * stays true (F is at or above it forever, and across restarts through the
+ * mark), so returning the largest value computed so far keeps it monotonic.
  *
- * Locking: lock guards prepared, the writes of nprepared and mark, and the
- * file.  nprepared and mark are atomics so that a horizon can see without
- * the lock that it has no entries to read and no mark to write: a poller
- * then takes no lock, and several pollers do not queue.  floor, returned
- * and oldest[] are atomics, read and written without it.  Each oldest[]
- * word has a cache line of its own: every backend writes its own twice per
- * transaction, and should not take its neighbours' line from them.  The
- * horizon reads only the first nslots of them, not a line per possible
- * backend: a backend raises nslots past its own slot (an atomic
- * read-modify-write, a full barrier) before its first store there, so the
- * pair (raise nslots, barrier, load F) and (store F, barrier, load nslots)
- * is Dekker's too: a horizon that does not read the slot is seen by the
- * backend's first transaction, as one that misses its store would be.
+ * Locking: lock guards prepared, nprepared, mark and the file.  floor,
+ * returned and oldest[] are atomics, read and written without it.
  */
 #include "postgres.h"
 
@@ -102,28 +89,20 @@ typedef struct HorizonPrepared
 	int64		ms;				/* Q: every ID of it ends at or after this */
 } HorizonPrepared;
 
-/* One backend's oldest[] word, alone in its cache line. */
-typedef union HorizonSlot
-{
-	pg_atomic_uint64 ms;
-	char		pad[PG_CACHE_LINE_SIZE];
-} HorizonSlot;
-
 typedef struct HorizonShared
 {
 	LWLock	   *lock;
 	pg_atomic_uint64 floor;
 	pg_atomic_uint64 returned;	/* the largest horizon returned this run */
-	pg_atomic_uint64 mark;		/* durable; floor stays below it */
+	int64		mark;			/* durable; floor stays below it */
 	bool		broken;			/* the file could not be read */
 	int			nbackends;
-	pg_atomic_uint32 nslots;	/* oldest[] of every backend that took an ID is below */
 	int			max_prepared;
-	pg_atomic_uint32 nprepared;
+	int			nprepared;
 	int64		refused;		/* entries that found the table full */
 	TimestampTz refused_at;
-	HorizonSlot *oldest;		/* [nbackends], after this struct */
 	HorizonPrepared *prepared;	/* [max_prepared], after oldest[] */
+	pg_atomic_uint64 oldest[FLEXIBLE_ARRAY_MEMBER];
 } HorizonShared;
 
 int64		horizon_xact_ms = PG_INT64_MAX;
@@ -147,18 +126,11 @@ horizon_max_prepared(void)
 	return max_prepared_xacts + 8;	/* room for PREPAREs that will fail */
 }
 
-/* Shared memory starts on a cache line (ShmemAlloc), so oldest[] does too. */
-static Size
-horizon_oldest_offset(void)
-{
-	return CACHELINEALIGN(sizeof(HorizonShared));
-}
-
 static Size
 horizon_prepared_offset(void)
 {
-	return add_size(horizon_oldest_offset(),
-					mul_size(horizon_nbackends(), sizeof(HorizonSlot)));
+	return MAXALIGN(add_size(offsetof(HorizonShared, oldest),
+							 mul_size(horizon_nbackends(), sizeof(pg_atomic_uint64))));
 }
 
 Size
@@ -184,8 +156,6 @@ horizon_load_file(void)
 {
 	FILE	   *f = AllocateFile(HORIZON_FILE, "r");
 	char		line[128];
-	int64		mark = 0;
-	int			n = 0;
 
 	if (f == NULL)
 	{
@@ -201,18 +171,18 @@ horizon_load_file(void)
 		if (line[0] == '#')
 			continue;
 		if (sscanf(line, "mark %lld", &a) == 1 && a >= 0)
-			mark = Max(mark, a);
+			hz->mark = Max(hz->mark, a);
 		else if (sscanf(line, "prepared %u %lld", &xid, &b) == 2)
 		{
 			/* more than fit (max_prepared_transactions lowered): refuse */
-			if (n >= hz->max_prepared)
+			if (hz->nprepared >= hz->max_prepared)
 			{
 				hz->broken = true;
 				break;
 			}
-			hz->prepared[n].xid = xid;
-			hz->prepared[n].ms = b;
-			n++;
+			hz->prepared[hz->nprepared].xid = xid;
+			hz->prepared[hz->nprepared].ms = b;
+			hz->nprepared++;
 		}
 		else
 			hz->broken = true;
@@ -220,8 +190,6 @@ horizon_load_file(void)
 	if (ferror(f))
 		hz->broken = true;
 	FreeFile(f);
-	pg_atomic_write_u64(&hz->mark, (uint64) mark);
-	pg_atomic_write_u32(&hz->nprepared, n);
 }
 
 /* Runs in the postmaster at startup and after every crash reinitialisation. */
@@ -234,35 +202,19 @@ horizon_shmem_startup(void)
 	hz = ShmemInitStruct("idgen horizon", horizon_shmem_size(), &found);
 	if (!found)
 	{
-		memset(hz, 0, sizeof(HorizonShared));
+		memset(hz, 0, offsetof(HorizonShared, oldest));
 		hz->lock = &(GetNamedLWLockTranche("idgen horizon"))[0].lock;
 		hz->nbackends = horizon_nbackends();
 		hz->max_prepared = horizon_max_prepared();
-		hz->oldest = (HorizonSlot *) ((char *) hz + horizon_oldest_offset());
 		hz->prepared = (HorizonPrepared *) ((char *) hz + horizon_prepared_offset());
 		for (int i = 0; i < hz->nbackends; i++)
-			pg_atomic_init_u64(&hz->oldest[i].ms, HORIZON_NONE);
-		pg_atomic_init_u64(&hz->mark, 0);
-		pg_atomic_init_u32(&hz->nslots, 0);
-		pg_atomic_init_u32(&hz->nprepared, 0);
+			pg_atomic_init_u64(&hz->oldest[i], HORIZON_NONE);
 		horizon_load_file();
 		/* Every horizon returned before is at or below the mark. */
-		pg_atomic_init_u64(&hz->floor, pg_atomic_read_u64(&hz->mark));
+		pg_atomic_init_u64(&hz->floor, (uint64) hz->mark);
 		pg_atomic_init_u64(&hz->returned, 0);
 	}
 	LWLockRelease(AddinShmemInitLock);
-}
-
-static int
-horizon_nprepared(void)
-{
-	return (int) pg_atomic_read_u32(&hz->nprepared);
-}
-
-static int64
-horizon_mark(void)
-{
-	return (int64) pg_atomic_read_u64(&hz->mark);
 }
 
 /*
@@ -281,14 +233,13 @@ horizon_write_file(int64 mark, const HorizonPrepared *extra)
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "# idgen horizon: mark in Unix ms; prepared transactions' xid and ms\n");
 	appendStringInfo(&buf, "mark %lld\n", (long long) mark);
-	for (int i = 0; i < horizon_nprepared(); i++)
+	for (int i = 0; i < hz->nprepared; i++)
 		appendStringInfo(&buf, "prepared %u %lld\n", hz->prepared[i].xid,
 						 (long long) hz->prepared[i].ms);
 	if (extra != NULL)
 		appendStringInfo(&buf, "prepared %u %lld\n", extra->xid, (long long) extra->ms);
 	durable_replace_file(HORIZON_FILE, HORIZON_TMP_FILE, buf.data, buf.len);
-	/* durable first: the horizon reads it without the lock */
-	pg_atomic_write_u64(&hz->mark, (uint64) mark);
+	hz->mark = mark;
 	pfree(buf.data);
 }
 
@@ -298,10 +249,10 @@ horizon_prune_prepared(void)
 {
 	int			kept = 0;
 
-	for (int i = 0; i < horizon_nprepared(); i++)
+	for (int i = 0; i < hz->nprepared; i++)
 		if (TransactionIdIsInProgress(hz->prepared[i].xid))
 			hz->prepared[kept++] = hz->prepared[i];
-	pg_atomic_write_u32(&hz->nprepared, kept);
+	hz->nprepared = kept;
 }
 
 /*
@@ -311,23 +262,21 @@ horizon_prune_prepared(void)
 static bool
 horizon_add_prepared(TransactionId xid, int64 ms)
 {
-	int			n = horizon_nprepared();
-
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < hz->nprepared; i++)
 		if (hz->prepared[i].xid == xid)
 		{
 			hz->prepared[i].ms = Min(hz->prepared[i].ms, ms);
 			return true;
 		}
-	if (n >= hz->max_prepared)
+	if (hz->nprepared >= hz->max_prepared)
 	{
 		hz->refused++;
 		hz->refused_at = GetCurrentTimestamp();
 		return false;
 	}
-	hz->prepared[n].xid = xid;
-	hz->prepared[n].ms = ms;
-	pg_atomic_write_u32(&hz->nprepared, n + 1);
+	hz->prepared[hz->nprepared].xid = xid;
+	hz->prepared[hz->nprepared].ms = ms;
+	hz->nprepared++;
 	return true;
 }
 
@@ -350,7 +299,7 @@ horizon_remember_prepared(TransactionId xid, int64 ms)
 				 errhint("Commit or roll back prepared transactions, or increase %s.",
 						 "max_prepared_transactions")));
 	}
-	horizon_write_file(horizon_mark(), NULL);
+	horizon_write_file(hz->mark, NULL);
 	LWLockRelease(hz->lock);
 	rmgr_log_horizon_prepared(xid, ms);
 }
@@ -369,7 +318,7 @@ horizon_redo_prepared(TransactionId xid, int64 ms)
 	int			kept = 0;
 
 	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < horizon_nprepared(); i++)
+	for (int i = 0; i < hz->nprepared; i++)
 	{
 		TransactionId other = hz->prepared[i].xid;
 
@@ -379,14 +328,14 @@ horizon_redo_prepared(TransactionId xid, int64 ms)
 			continue;
 		hz->prepared[kept++] = hz->prepared[i];
 	}
-	pg_atomic_write_u32(&hz->nprepared, kept);
+	hz->nprepared = kept;
 	if (horizon_add_prepared(xid, ms))
-		horizon_write_file(horizon_mark(), NULL);
+		horizon_write_file(hz->mark, NULL);
 	else
 	{
 		HorizonPrepared extra = {xid, ms};
 
-		horizon_write_file(horizon_mark(), &extra);
+		horizon_write_file(hz->mark, &extra);
 		hz->broken = true;
 	}
 	LWLockRelease(hz->lock);
@@ -434,17 +383,12 @@ static void
 horizon_attach(void)
 {
 	int			index = idgen_backend_number();
-	uint32		nslots;
 
 	if (index < 0 || index >= hz->nbackends)
 		elog(ERROR, "idgen: backend number %d out of range", index);
 	RegisterXactCallback(horizon_xact_callback, NULL);
 	on_shmem_exit(horizon_backend_exit, (Datum) 0);
-	/* Always a store, even of the same value: the Dekker pair needs one. */
-	nslots = pg_atomic_read_u32(&hz->nslots);
-	while (!pg_atomic_compare_exchange_u32(&hz->nslots, &nslots, Max(nslots, (uint32) index + 1)))
-		;
-	my_oldest = &hz->oldest[index].ms;
+	my_oldest = &hz->oldest[index];
 }
 
 /*
@@ -478,18 +422,11 @@ horizon_enter(int64 now)
 	return horizon_xact_ms;
 }
 
-/* Is the floor near its mark, which must stay ahead of it? */
-static bool
-horizon_mark_due(int64 floor)
-{
-	return floor + HORIZON_STEP_MS / 2 >= horizon_mark();
-}
-
 /* The floor's mark must stay ahead of it, durably.  Under lock. */
 static void
 horizon_keep_mark(int64 floor)
 {
-	if (horizon_mark_due(floor))
+	if (floor + HORIZON_STEP_MS / 2 >= hz->mark)
 		horizon_write_file(floor + HORIZON_STEP_MS, NULL);
 }
 
@@ -520,7 +457,6 @@ horizon_compute(void)
 	uint64		floor = pg_atomic_read_u64(&hz->floor);
 	uint64		h;
 	uint64		returned;
-	int			nslots;
 
 	horizon_require();
 	/* Always a store, even of the same value: the Dekker pair needs one. */
@@ -529,20 +465,14 @@ horizon_compute(void)
 	floor = Max(floor, (uint64) Max(now, 0));
 	pg_memory_barrier();
 	h = floor;
-	nslots = (int) pg_atomic_read_u32(&hz->nslots);
-	for (int i = 0; i < nslots; i++)
-		h = Min(h, pg_atomic_read_u64(&hz->oldest[i].ms));
-	/* oldest[] before nprepared: one of them shows a PREPARE (see above) */
-	pg_read_barrier();
-	if (horizon_nprepared() > 0 || horizon_mark_due((int64) floor))
-	{
-		LWLockAcquire(hz->lock, LW_EXCLUSIVE);
-		horizon_prune_prepared();
-		for (int i = 0; i < horizon_nprepared(); i++)
-			h = Min(h, (uint64) hz->prepared[i].ms);
-		horizon_keep_mark((int64) floor);
-		LWLockRelease(hz->lock);
-	}
+	for (int i = 0; i < hz->nbackends; i++)
+		h = Min(h, pg_atomic_read_u64(&hz->oldest[i]));
+	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
+	horizon_prune_prepared();
+	for (int i = 0; i < hz->nprepared; i++)
+		h = Min(h, (uint64) hz->prepared[i].ms);
+	horizon_keep_mark((int64) floor);
+	LWLockRelease(hz->lock);
 
 	returned = pg_atomic_read_u64(&hz->returned);
 	while (returned < h &&
@@ -560,7 +490,7 @@ horizon_capacity(IdgenCapacity *row)
 	row->setting = "max_prepared_transactions";
 	LWLockAcquire(hz->lock, LW_SHARED);
 	row->capacity = hz->max_prepared;
-	row->in_use = horizon_nprepared();
+	row->in_use = hz->nprepared;
 	row->overflows = hz->refused;
 	row->last_overflow = hz->refused_at;
 	LWLockRelease(hz->lock);
@@ -696,7 +626,7 @@ idgen_horizon_holders(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < hz->nbackends; i++)
 	{
-		uint64		ms = pg_atomic_read_u64(&hz->oldest[i].ms);
+		uint64		ms = pg_atomic_read_u64(&hz->oldest[i]);
 		PGPROC	   *proc;
 
 		if (ms == HORIZON_NONE)
@@ -705,7 +635,7 @@ idgen_horizon_holders(PG_FUNCTION_ARGS)
 		horizon_add_holder(rsinfo, proc ? proc->pid : 0, InvalidTransactionId, (int64) ms, now);
 	}
 	LWLockAcquire(hz->lock, LW_SHARED);
-	for (int i = 0; i < horizon_nprepared(); i++)
+	for (int i = 0; i < hz->nprepared; i++)
 		if (TransactionIdIsInProgress(hz->prepared[i].xid))
 			horizon_add_holder(rsinfo, 0, hz->prepared[i].xid, hz->prepared[i].ms, now);
 	LWLockRelease(hz->lock);
