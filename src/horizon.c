@@ -87,6 +87,8 @@ typedef struct HorizonPrepared
 {
 	TransactionId xid;
 	int64		ms;				/* Q: every ID of it ends at or after this */
+	int64		epoch_ms;		/* the default layout's epoch then */
+	bool		earlier_run;	/* read from the file at startup */
 } HorizonPrepared;
 
 typedef struct HorizonShared
@@ -95,10 +97,13 @@ typedef struct HorizonShared
 	pg_atomic_uint64 floor;
 	pg_atomic_uint64 returned;	/* the largest horizon returned this run */
 	int64		mark;			/* durable; floor stays below it */
+	int64		default_epoch;	/* the default layout's epoch (idgen.epoch) */
+	int64		default_floor;	/* its IDs of every node id start above it */
 	bool		broken;			/* the file could not be read */
 	int			nbackends;
 	int			max_prepared;
 	int			nprepared;
+	int			nearlier;		/* entries of earlier runs; never rises */
 	int64		refused;		/* entries that found the table full */
 	TimestampTz refused_at;
 	HorizonPrepared *prepared;	/* [max_prepared], after oldest[] */
@@ -148,31 +153,38 @@ horizon_shmem_request(void)
 }
 
 /*
- * Reads the file: "mark <ms>" and "prepared <xid> <ms>" lines.  A file that
- * cannot be read leaves the horizon refusing: guessing could skip rows.
+ * Reads the file: "epoch <ms>", "mark <ms>" and "prepared <xid> <ms>
+ * <epoch>" lines, the epochs being the default layout's when the line was
+ * written.  Returns the file's epoch, PG_INT64_MIN when it names none (files
+ * of idgen 1.4).  A file that cannot be read leaves the horizon refusing:
+ * guessing could skip rows.
  */
-static void
+static int64
 horizon_load_file(void)
 {
 	FILE	   *f = AllocateFile(HORIZON_FILE, "r");
 	char		line[128];
+	int64		epoch = PG_INT64_MIN;
 
 	if (f == NULL)
 	{
 		hz->broken = errno != ENOENT;
-		return;
+		return epoch;
 	}
 	while (fgets(line, sizeof(line), f) != NULL)
 	{
 		long long	a,
-					b;
+					b,
+					c = PG_INT64_MIN;
 		unsigned int xid;
 
 		if (line[0] == '#')
 			continue;
-		if (sscanf(line, "mark %lld", &a) == 1 && a >= 0)
+		if (sscanf(line, "epoch %lld", &a) == 1)
+			epoch = a;
+		else if (sscanf(line, "mark %lld", &a) == 1 && a >= 0)
 			hz->mark = Max(hz->mark, a);
-		else if (sscanf(line, "prepared %u %lld", &xid, &b) == 2)
+		else if (sscanf(line, "prepared %u %lld %lld", &xid, &b, &c) >= 2)
 		{
 			/* more than fit (max_prepared_transactions lowered): refuse */
 			if (hz->nprepared >= hz->max_prepared)
@@ -182,6 +194,8 @@ horizon_load_file(void)
 			}
 			hz->prepared[hz->nprepared].xid = xid;
 			hz->prepared[hz->nprepared].ms = b;
+			hz->prepared[hz->nprepared].epoch_ms = c;
+			hz->prepared[hz->nprepared].earlier_run = true;
 			hz->nprepared++;
 		}
 		else
@@ -190,6 +204,34 @@ horizon_load_file(void)
 	if (ferror(f))
 		hz->broken = true;
 	FreeFile(f);
+	return epoch;
+}
+
+/*
+ * After the file: the default layout's epoch may have moved since it was
+ * written (idgen.epoch changed between restarts).  Prepared transactions'
+ * IDs keep the epoch they were made under.  When it moved later, horizons
+ * returned up to the file's mark are IDs of the old epoch, above what the
+ * same times give in the new one: IDs of the default layout, of every node
+ * id, must then start above that mark in the old epoch's numbers, which
+ * hwm.c makes durable before anything generates.
+ */
+static void
+horizon_settle_epoch(int64 file_epoch)
+{
+	int64		current = layout_default()->epoch_ms;
+
+	if (file_epoch == PG_INT64_MIN)
+		file_epoch = hwm_default_epoch_read();
+	if (file_epoch == PG_INT64_MIN || !settings_all_valid())
+		file_epoch = current;
+	hz->default_epoch = settings_all_valid() ? current : file_epoch;
+	for (int i = 0; i < hz->nprepared; i++)
+		if (hz->prepared[i].epoch_ms == PG_INT64_MIN)
+			hz->prepared[i].epoch_ms = file_epoch;
+	hz->nearlier = hz->nprepared;
+	if (!hz->broken)
+		hz->default_floor = hwm_bind_default_layout(file_epoch, hz->mark);
 }
 
 /* Runs in the postmaster at startup and after every crash reinitialisation. */
@@ -209,7 +251,7 @@ horizon_shmem_startup(void)
 		hz->prepared = (HorizonPrepared *) ((char *) hz + horizon_prepared_offset());
 		for (int i = 0; i < hz->nbackends; i++)
 			pg_atomic_init_u64(&hz->oldest[i], HORIZON_NONE);
-		horizon_load_file();
+		horizon_settle_epoch(horizon_load_file());
 		/* Every horizon returned before is at or below the mark. */
 		pg_atomic_init_u64(&hz->floor, (uint64) hz->mark);
 		pg_atomic_init_u64(&hz->returned, 0);
@@ -231,28 +273,42 @@ horizon_write_file(int64 mark, const HorizonPrepared *extra)
 	if (hz->broken)
 		return;
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, "# idgen horizon: mark in Unix ms; prepared transactions' xid and ms\n");
+	appendStringInfoString(&buf, "# idgen horizon: mark in Unix ms; prepared transactions' xid, ms and epoch; the default layout's epoch\n");
+	appendStringInfo(&buf, "epoch %lld\n", (long long) hz->default_epoch);
 	appendStringInfo(&buf, "mark %lld\n", (long long) mark);
 	for (int i = 0; i < hz->nprepared; i++)
-		appendStringInfo(&buf, "prepared %u %lld\n", hz->prepared[i].xid,
-						 (long long) hz->prepared[i].ms);
+		appendStringInfo(&buf, "prepared %u %lld %lld\n", hz->prepared[i].xid,
+						 (long long) hz->prepared[i].ms, (long long) hz->prepared[i].epoch_ms);
 	if (extra != NULL)
-		appendStringInfo(&buf, "prepared %u %lld\n", extra->xid, (long long) extra->ms);
+		appendStringInfo(&buf, "prepared %u %lld %lld\n", extra->xid, (long long) extra->ms,
+						 (long long) extra->epoch_ms);
 	durable_replace_file(HORIZON_FILE, HORIZON_TMP_FILE, buf.data, buf.len);
 	hz->mark = mark;
 	pfree(buf.data);
+}
+
+/* Keeps the entries keep() says are in progress.  Under lock. */
+static void
+horizon_keep_prepared(bool (*keep) (TransactionId xid))
+{
+	int			kept = 0;
+	int			earlier = 0;
+
+	for (int i = 0; i < hz->nprepared; i++)
+		if (keep(hz->prepared[i].xid))
+		{
+			earlier += hz->prepared[i].earlier_run;
+			hz->prepared[kept++] = hz->prepared[i];
+		}
+	hz->nprepared = kept;
+	hz->nearlier = earlier;
 }
 
 /* Drops entries of transactions that have ended.  Under lock. */
 static void
 horizon_prune_prepared(void)
 {
-	int			kept = 0;
-
-	for (int i = 0; i < hz->nprepared; i++)
-		if (TransactionIdIsInProgress(hz->prepared[i].xid))
-			hz->prepared[kept++] = hz->prepared[i];
-	hz->nprepared = kept;
+	horizon_keep_prepared(TransactionIdIsInProgress);
 }
 
 /*
@@ -276,6 +332,8 @@ horizon_add_prepared(TransactionId xid, int64 ms)
 	}
 	hz->prepared[hz->nprepared].xid = xid;
 	hz->prepared[hz->nprepared].ms = ms;
+	hz->prepared[hz->nprepared].epoch_ms = hz->default_epoch;
+	hz->prepared[hz->nprepared].earlier_run = false;
 	hz->nprepared++;
 	return true;
 }
@@ -312,28 +370,24 @@ horizon_remember_prepared(TransactionId xid, int64 ms)
  * and so does the file, which gets the entry all the same: a restart must
  * not forget that an entry is missing.
  */
+/* Older than the clog kept: ended (an open one would hold it back). */
+static bool
+horizon_replayed_open(TransactionId xid)
+{
+	return !TransactionIdPrecedes(xid, idgen_oldest_xid()) &&
+		!TransactionIdDidCommit(xid) && !TransactionIdDidAbort(xid);
+}
+
 void
 horizon_redo_prepared(TransactionId xid, int64 ms)
 {
-	int			kept = 0;
-
 	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < hz->nprepared; i++)
-	{
-		TransactionId other = hz->prepared[i].xid;
-
-		/* Older than the clog kept: ended (an open one would hold it back). */
-		if (TransactionIdPrecedes(other, idgen_oldest_xid()) ||
-			TransactionIdDidCommit(other) || TransactionIdDidAbort(other))
-			continue;
-		hz->prepared[kept++] = hz->prepared[i];
-	}
-	hz->nprepared = kept;
+	horizon_keep_prepared(horizon_replayed_open);
 	if (horizon_add_prepared(xid, ms))
 		horizon_write_file(hz->mark, NULL);
 	else
 	{
-		HorizonPrepared extra = {xid, ms};
+		HorizonPrepared extra = {xid, ms, hz->default_epoch, false};
 
 		horizon_write_file(hz->mark, &extra);
 		hz->broken = true;
@@ -543,6 +597,32 @@ horizon_cover_by_mark(const IdgenLayout *layout, int64 ms)
 }
 
 /*
+ * The default layout's horizon, ms being every layout's: its epoch may have
+ * moved since prepared transactions of earlier runs took IDs, which count
+ * from theirs.  Every ID of this run starts above default_floor, which an
+ * epoch moved later raised above the horizons returned before (see
+ * horizon_settle_epoch): the horizon stands there at least, also while
+ * transactions of other layouts hold ms below it.
+ */
+static int64
+horizon_default_ms(int64 ms)
+{
+	int64		earlier = PG_INT64_MAX;
+
+	/* only shrinks: entries of earlier runs are never added */
+	if (hz->nearlier > 0)
+	{
+		LWLockAcquire(hz->lock, LW_SHARED);
+		for (int i = 0; i < hz->nprepared; i++)
+			if (hz->prepared[i].earlier_run)
+				earlier = Min(earlier, hz->prepared[i].ms +
+							  (hz->default_epoch - hz->prepared[i].epoch_ms));
+		LWLockRelease(hz->lock);
+	}
+	return Max(Min(ms, earlier), Min(hz->default_floor, earlier));
+}
+
+/*
  * A REPEATABLE READ or SERIALIZABLE transaction reads with the snapshot of
  * its first statement, taken before this horizon: rows of transactions
  * that committed since are below the horizon and invisible to it.  The
@@ -566,6 +646,8 @@ horizon_of(const IdgenLayout *layout)
 	int64		ms = horizon_compute();
 
 	horizon_warn_snapshot();
+	if (layout == layout_default())
+		ms = horizon_default_ms(ms);
 
 	horizon_cover_by_mark(layout, ms);
 	return horizon_id(layout, ms);

@@ -375,6 +375,8 @@ hwm_move_epoch(HwmEntry *e, const IdgenLayout *layout)
 					pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout->epoch_ms)))),
 			 errdetail("IDs resume above those issued before, counted from the new epoch.")));
 	e->epoch_later = layout->epoch_ms > e->epoch_ms;
+	if (layout == layout_default())
+		hwm->default_epoch_read = e->epoch_ms;
 	e->floor = hwm_convert(e->floor, e->epoch_ms, layout->epoch_ms);
 	e->shared_floor = hwm_convert(e->shared_floor, e->epoch_ms, layout->epoch_ms);
 	pg_atomic_write_u64(&e->mark, (uint64) hwm_convert((int64) pg_atomic_read_u64(&e->mark),
@@ -453,6 +455,7 @@ hwm_shmem_startup(void)
 		strlcpy(hwm_overflow()->name, HWM_OVERFLOW, NAMEDATALEN);
 		hwm_overflow()->node = HWM_ANY_NODE;
 		hwm->used = hwm->end = 1;
+		hwm->default_epoch_read = PG_INT64_MIN;
 		if (hwm_file_load(detail, sizeof(detail), &file_found))
 		{
 			hwm_arrange_entries();
@@ -547,6 +550,47 @@ int64
 hwm_epoch_later_until(const HwmEntry *e)
 {
 	return e->epoch_later ? e->floor : PG_INT64_MIN;
+}
+
+/*
+ * The epoch the file counted the default layout's marks from, when
+ * idgen.epoch has changed since; PG_INT64_MIN otherwise.
+ */
+int64
+hwm_default_epoch_read(void)
+{
+	return hwm->default_epoch_read;
+}
+
+/*
+ * At startup, after the file: every node id's IDs of the default layout
+ * stay above mark, counted from epoch_ms, when idgen.epoch has moved later
+ * than that since.  horizon.c passes the mark under which it returned its
+ * horizons, so that they still hold in the new epoch's numbers.  Returns
+ * the floor the default layout's IDs of every node id start above, in Unix
+ * ms counted from the current epoch: the horizon may stand there.
+ */
+int64
+hwm_bind_default_layout(int64 epoch_ms, int64 mark)
+{
+	const IdgenLayout *def = layout_default();
+	HwmEntry   *e;
+
+	if (hwm->corrupt)
+		return 0;
+	e = hwm_find(def->name, HWM_ANY_NODE, 0);
+	if (epoch_ms < def->epoch_ms)
+	{
+		if (e == NULL)
+			e = hwm_entry(def->name, def->epoch_ms, HWM_ANY_NODE, 0, true);
+		if (hwm_convert(mark, epoch_ms, e->epoch_ms) > e->floor)
+		{
+			hwm_merge(e, epoch_ms, mark);
+			e->epoch_later = true;
+			hwm_file_write(NULL);
+		}
+	}
+	return e ? e->floor : 0;
 }
 
 /*

@@ -35,6 +35,8 @@ extern int64 hwm_retired(HwmEntry *entry);
 extern int64 hwm_epoch_later_until(const HwmEntry *entry);
 extern bool hwm_reserve(HwmEntry *entry, int64 tick_start_ms);
 extern void hwm_raise_all(int64 ms);
+extern int64 hwm_default_epoch_read(void);
+extern int64 hwm_bind_default_layout(int64 epoch_ms, int64 mark);
 extern void hwm_wait_confirmed(HwmEntry *entry, int64 tick_start_ms);
 extern void hwm_capacity(IdgenCapacity *row);
 extern void hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms,

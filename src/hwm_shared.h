@@ -77,7 +77,8 @@ struct HwmEntry
  * corrupt and corrupt_detail are set at startup, before any backend;
  * writer_latch is set and cleared by the writer alone and read once by
  * whoever wakes it; restore_warned, full_warned, used, end, overflows and
- * last_overflow are written under the lock.  capacity is fixed at startup.
+ * last_overflow are written under the lock.  capacity and
+ * default_epoch_read are fixed at startup.
  * end only grows while the server runs, so a reader without the lock that
  * reads it once scans every entry in use then, and maybe some unused ones.
  */
@@ -95,6 +96,7 @@ typedef struct HwmShared
 	int			end;			/* every entry in use is below it */
 	int64		overflows;		/* marks that found no entry of their own */
 	TimestampTz last_overflow;
+	int64		default_epoch_read; /* the default layout's epoch in the file */
 	HwmEntry	entries[FLEXIBLE_ARRAY_MEMBER]; /* [0]: overflow mark of every node id */
 } HwmShared;
 

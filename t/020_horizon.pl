@@ -160,6 +160,56 @@ is($node->safe_psql('postgres', "SELECT count(*) FROM outbox WHERE body = 'after
 $node->append_conf('postgresql.conf', 'idgen.clock_offset_ms = 0');
 $node->restart;
 
+# 3b. Nor when idgen.epoch moved later between restarts: the same times
+# then give smaller IDs, so horizons returned before are above what the
+# clock gives.  The horizon stays at or above them while a transaction of
+# another layout holds the clock below, and IDs of the default layout, on
+# any node id, wait until they can start above them.  The control: without
+# the idgen_horizon file, which holds the horizons' mark, a new node id
+# generates below the cursor at once and the horizon goes back, so a poller
+# would skip those rows.  Before 1.5 that happened with the file too.
+sub epoch_later
+{
+	my ($days, $node_id, $control) = @_;
+
+	my $h = $node->safe_psql('postgres', 'SELECT pg_sleep(0.01); SELECT idgen_horizon()');
+	$node->stop;
+	unlink($node->data_dir . '/idgen_horizon') or die $! if $control;
+	$node->append_conf('postgresql.conf', qq(
+idgen.epoch = '2024-01-0$days'
+idgen.node_id = $node_id
+));
+	$node->start;
+	my $holder = $node->background_psql('postgres');
+	$holder->query_safe('BEGIN');
+	$holder->query_safe("SELECT idgen_next('sonyflake')");
+	my $after = $node->safe_psql('postgres', 'SELECT idgen_horizon()');
+	my ($ret, $id, $err) = $node->psql('postgres', 'SELECT idgen_next()');
+	$holder->query_safe('COMMIT');
+	$holder->quit;
+	return ($h, $after, $id, $err);
+}
+$node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-01'");
+$node->restart;
+my ($h, $after_epoch, $new_id, $refusal) = epoch_later(2, 7, 'control');
+cmp_ok($after_epoch, '<', $h, 'the control: without the horizon\'s file the horizon goes back');
+cmp_ok($new_id, '<', $h, '... and a new node id generates below the cursor');
+($h, $after_epoch, $new_id, $refusal) = epoch_later(3, 8);
+cmp_ok($after_epoch, '>=', $h,
+	'the horizon does not go back across a restart with idgen.epoch a day later, another layout holding the clock');
+like($refusal, qr/cannot generate idgen IDs because idgen.epoch was moved later/,
+	'and IDs of the default layout wait for the clock, on a new node id too');
+($h, $after_epoch, $new_id, $refusal) = epoch_later(4, 6);
+cmp_ok($after_epoch, '>=', $h, 'nor on the node id that made IDs under the earlier epochs');
+like($refusal, qr/idgen.epoch was moved later/, '... where IDs wait as well');
+$node->append_conf('postgresql.conf', qq(
+idgen.epoch = '2024-01-01'
+idgen.node_id = 6
+));
+# IDs of node 6 were made under the later epochs: with the earliest one back,
+# it resumes above them.
+$node->restart;
+
 # 4. A backend in the shared worker id holds it too: with 9 node bits there
 # is one dedicated worker id, taken by the first session.
 $node->append_conf('postgresql.conf', 'idgen.node_bits = 9');
@@ -189,7 +239,7 @@ like($serr, qr/HINT:  Call idgen_horizon\(\) on the primary/, 'and says where to
 # once the standby is promoted.
 $id = prepare_one('p3');
 $node->wait_for_catchup($standby);
-like(slurp_file($standby->data_dir . '/idgen_horizon'), qr/^prepared \d+ \d+$/m,
+like(slurp_file($standby->data_dir . '/idgen_horizon'), qr/^prepared \d+ \d+ \d+$/m,
 	'the standby keeps the prepared transaction in its idgen_horizon file');
 $node->stop('immediate');
 $standby->promote;
