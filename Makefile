@@ -22,6 +22,7 @@ OBJS = \
 	src/layout.o \
 	src/layouts_view.o \
 	src/objectid.o \
+	src/random.o \
 	src/provenance.o \
 	src/registry.o \
 	src/restore.o \

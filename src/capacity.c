@@ -48,7 +48,6 @@ idgen_capacity(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	IdgenCapacity rows[5] = {{0}};
 
-	registry_require();
 	hwm_capacity(&rows[0]);
 	registry_capacity(&rows[1], &rows[2]);
 	horizon_capacity(&rows[3]);

@@ -393,7 +393,7 @@ idgen_layout_check(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	if (catalog_row_to_layout(tuple, RelationGetDescr(trigdata->tg_relation), &layout, &name))
 	{
-		int64		now = clock_timestamptz_to_ms(GetCurrentTransactionStartTimestamp());
+		int64		now = clock_now_ms();
 
 		catalog_check_name(name);
 		if (layout.epoch_ms > now)

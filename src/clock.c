@@ -2,9 +2,10 @@
  * clock.c
  *		The wall clock, in Unix milliseconds, plus the fault-injection offset.
  *
- * Only this file reads the system clock, so shifting idgen.clock_offset_ms
- * moves every clock-dependent decision in idgen at once: that is how the
- * tests make the clock jump backwards or forwards.
+ * Every decision idgen takes on the time reads it here, so shifting
+ * idgen.clock_offset_ms moves them all at once: that is how the tests make
+ * the clock jump backwards or forwards.  Times that views only show (when a
+ * slot was claimed, a table overflowed) are PostgreSQL's own.
  */
 #include "postgres.h"
 

@@ -46,6 +46,7 @@
 #include "hwm.h"
 #include "layout.h"
 #include "provenance.h"
+#include "random.h"
 #include "registry.h"
 #include "settings.h"
 #include "stats.h"
@@ -272,7 +273,6 @@ static void
 generator_attach(void)
 {
 	generator_require();
-	step_seed_random();
 	generator_claim();
 	me.last_claim_attempt_ms = clock_now_ms();
 }
@@ -290,10 +290,9 @@ generator_maybe_reclaim(int64 now)
 /*
  * A state the server's backends share under a lock (shared is NULL for the
  * default layout's shared slot, else where the layout definition's state
- * was last found): the same step as
- * in a backend's own state, with the clock read under the lock, as another
- * holder may have just moved on, and above the floor the registry gives
- * (registry_lock_state).
+ * was last found): the same step as in a backend's own state, with the
+ * clock read under the lock, as another holder may have just moved on, and
+ * above the floor the registry gives (registry_lock_state).
  */
 static int64
 generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
@@ -577,7 +576,7 @@ generator_shard(const GenPlan *plan, bool given, int64 shard)
 	const IdgenLayout *layout = plan->layout;
 
 	if (!given)
-		return plan->shard_count ? plan->shard_lo + (int64) (step_random() % plan->shard_count) : 0;
+		return plan->shard_count ? plan->shard_lo + (int64) (random_u64() % plan->shard_count) : 0;
 	if (plan->shard_count == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -615,7 +614,7 @@ generator_next_in(LayoutGen *lg, bool shard_given, int64 shard, int64 n)
 	if (plan->shard_count)
 		id += shard * layout->scale[IDGEN_FIELD_SHARD];
 	if (layout_has_field(layout, IDGEN_FIELD_RANDOM))
-		id += (int64) (step_random() % layout->size[IDGEN_FIELD_RANDOM]) *
+		id += (int64) (random_u64() % layout->size[IDGEN_FIELD_RANDOM]) *
 			layout->scale[IDGEN_FIELD_RANDOM];
 	return id;
 }
@@ -659,8 +658,8 @@ idgen_next(PG_FUNCTION_ARGS)
 
 /*
  * idgen_next(layout text, shard bigint DEFAULT NULL).  Not STRICT, as a NULL
- * shard means a random one; NULL in any other argument gives NULL, as if it
- * were (README: NULL arguments).
+ * shard means a random one; NULL in any other argument gives NULL, as a
+ * STRICT function's would.
  */
 Datum
 idgen_next_layout(PG_FUNCTION_ARGS)

@@ -73,8 +73,7 @@
 #include "horizon.h"
 #include "hwm.h"
 #include "layout.h"
-#include "registry.h"
-#include "rmgr.h"
+#include "idgen_xlog.h"
 #include "settings.h"
 
 #define HORIZON_FILE		"idgen_horizon"
@@ -138,7 +137,7 @@ horizon_prepared_offset(void)
 							 mul_size(horizon_nbackends(), sizeof(pg_atomic_uint64))));
 }
 
-Size
+static Size
 horizon_shmem_size(void)
 {
 	return add_size(horizon_prepared_offset(),
@@ -338,6 +337,16 @@ horizon_add_prepared(TransactionId xid, int64 ms)
 	return true;
 }
 
+static void
+horizon_log_prepared(TransactionId xid, int64 ms)
+{
+	xl_idgen_horizon_prepared rec = {xid, ms};
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, SizeOfIdgenHorizonPrepared);
+	(void) XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_HORIZON_PREPARED);
+}
+
 /*
  * At PREPARE, before its WAL record: the entry is durable in the file, and
  * its WAL record precedes PREPARE's, so a standby that has the prepared
@@ -359,7 +368,7 @@ horizon_remember_prepared(TransactionId xid, int64 ms)
 	}
 	horizon_write_file(hz->mark, NULL);
 	LWLockRelease(hz->lock);
-	rmgr_log_horizon_prepared(xid, ms);
+	horizon_log_prepared(xid, ms);
 }
 
 /*
@@ -487,7 +496,7 @@ horizon_keep_mark(int64 floor)
 static void
 horizon_require(void)
 {
-	registry_require();
+	settings_require_preloaded(hz != NULL);
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -539,7 +548,7 @@ horizon_compute(void)
 void
 horizon_capacity(IdgenCapacity *row)
 {
-	registry_require();
+	settings_require_preloaded(hz != NULL);
 	row->name = "prepared_xacts";
 	row->setting = "max_prepared_transactions";
 	LWLockAcquire(hz->lock, LW_SHARED);
@@ -656,7 +665,7 @@ horizon_of(const IdgenLayout *layout)
 Datum
 idgen_horizon(PG_FUNCTION_ARGS)
 {
-	registry_require();
+	settings_require_preloaded(hz != NULL);
 	settings_require_layout();
 	PG_RETURN_INT64(horizon_of(layout_default()));
 }
@@ -666,7 +675,7 @@ idgen_horizon_layout(PG_FUNCTION_ARGS)
 {
 	const IdgenLayout *layout;
 
-	registry_require();
+	settings_require_preloaded(hz != NULL);
 	layout = catalog_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	if (layout == layout_default())
 		settings_require_layout();
@@ -704,7 +713,7 @@ idgen_horizon_holders(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int64		now = clock_now_ms();
 
-	registry_require();
+	settings_require_preloaded(hz != NULL);
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < hz->nbackends; i++)
 	{

@@ -18,7 +18,6 @@
  */
 extern int64 horizon_xact_ms;
 
-extern Size horizon_shmem_size(void);
 extern void horizon_shmem_request(void);
 extern void horizon_shmem_startup(void);
 

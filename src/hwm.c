@@ -69,13 +69,15 @@
  * Sessions with synchronous_commit = local or off use the flushed marks.
  *
  * This file keeps the table and reserves and raises marks; the file format
- * is hwm_file.c's, the writer hwm_writer.c's, the WAL records rmgr.c's.
+ * is hwm_file.c's, the writer hwm_writer.c's, the redo of its WAL records
+ * rmgr.c's.
  * Locking, field by field, is in hwm_shared.h.
  */
 #include "postgres.h"
 
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "access/xloginsert.h"
 #include "access/xlog_internal.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
@@ -89,7 +91,7 @@
 #include "hwm_shared.h"
 #include "layout.h"
 #include "provenance.h"
-#include "rmgr.h"
+#include "idgen_xlog.h"
 #include "settings.h"
 
 HwmShared  *hwm = NULL;
@@ -112,7 +114,7 @@ hwm_entries(void)
 	return hwm_nentries;
 }
 
-Size
+static Size
 hwm_shmem_size(void)
 {
 	return MAXALIGN(add_size(offsetof(HwmShared, entries),
@@ -594,6 +596,35 @@ hwm_bind_default_layout(int64 epoch_ms, int64 mark)
 }
 
 /*
+ * Logs e's mark: a mark of every node id in the record standbys of every
+ * version read, one of a node id in the record of 1.3 and later.  Returns
+ * the record's end for the caller to flush.
+ */
+static XLogRecPtr
+hwm_log_mark(const HwmEntry *e, int64 mark_ms)
+{
+	xl_idgen_mark rec = {0};
+	xl_idgen_mark_node nrec = {0};
+
+	XLogBeginInsert();
+	if (e->node != HWM_ANY_NODE)
+	{
+		nrec.epoch_ms = e->epoch_ms;
+		nrec.mark_ms = mark_ms;
+		nrec.node = e->node;
+		nrec.node_bits = e->node_bits;
+		strlcpy(nrec.layout, e->name, NAMEDATALEN);
+		XLogRegisterData((char *) &nrec, SizeOfIdgenMarkNode);
+		return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK_NODE);
+	}
+	rec.epoch_ms = e->epoch_ms;
+	rec.mark_ms = mark_ms;
+	strlcpy(rec.layout, e->name, NAMEDATALEN);
+	XLogRegisterData((char *) &rec, SizeOfIdgenMark);
+	return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK);
+}
+
+/*
  * Raises every mark that a request has come near, and e's to cover ms
  * (ms < 0: none), making them durable before publishing them.  The caller
  * holds the lock.
@@ -633,7 +664,7 @@ hwm_raise_locked(HwmEntry *target, int64 ms)
 			HwmEntry   *e = &hwm->entries[i];
 
 			if (raised[i])
-				end = rmgr_log_mark(e->name, e->epoch_ms, marks[i], e->node, e->node_bits);
+				end = hwm_log_mark(e, marks[i]);
 		}
 		XLogFlush(end);
 		for (int i = 0; i < n; i++)
@@ -758,6 +789,7 @@ hwm_wait_confirmed(HwmEntry *e, int64 ms)
 void
 hwm_capacity(IdgenCapacity *row)
 {
+	settings_require_preloaded(hwm != NULL);
 	row->name = "marks";
 	row->setting = "idgen.max_marks";
 	LWLockAcquire(hwm->lock, LW_SHARED);

@@ -21,7 +21,6 @@
 
 typedef struct HwmEntry HwmEntry;
 
-extern Size hwm_shmem_size(void);
 extern void hwm_shmem_request(void);
 extern void hwm_shmem_startup(void);
 extern void hwm_writer_register(void);

@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "compat.h"
+#include "random.h"
 
 #define OBJECTID_LEN		12
 #define OBJECTID_HEX_LEN	(2 * OBJECTID_LEN)
@@ -328,17 +329,14 @@ static void
 objectid_generator_init(void)
 {
 	int			backend = idgen_backend_number();
-	uint8		random[6];
+	const uint8 *random;
 
 	if (backend < 0 || backend > 0xFFFF)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("objectid() cannot run in a process with backend number %d", backend),
 				 errdetail("The process field of an objectid holds backend numbers from 0 to 65535.")));
-	if (!pg_strong_random(random, sizeof(random)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate random values for objectid")));
+	random = random_strong(6);
 	gen_process[0] = (uint8) (backend >> 8);
 	gen_process[1] = (uint8) backend;
 	memcpy(&gen_process[2], random, 3);

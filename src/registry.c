@@ -136,7 +136,7 @@ registry_nslots(void)
 }
 
 /* One spare cache line lets the arrays start on a boundary wherever the block does. */
-Size
+static Size
 registry_shmem_size(void)
 {
 	Size		size = CACHELINEALIGN(sizeof(RegistryShared)) + PG_CACHE_LINE_SIZE;
@@ -182,11 +182,7 @@ registry_shmem_startup(void)
 void
 registry_require(void)
 {
-	if (registry == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("idgen must be loaded via shared_preload_libraries"),
-				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server.")));
+	settings_require_preloaded(registry != NULL);
 }
 
 int

@@ -42,7 +42,6 @@ typedef struct LayoutKey
 
 extern void registry_layout_key(LayoutKey *key, const IdgenLayout *layout);
 
-extern Size registry_shmem_size(void);
 extern void registry_shmem_request(void);
 extern void registry_shmem_startup(void);
 

@@ -1,107 +1,24 @@
 /*
  * rmgr.c
- *		idgen's custom WAL resource manager: the records, their sizes, and
- *		redo, desc and identify, as test_custom_rmgrs has them.
+ *		idgen's custom WAL resource manager: redo, desc and identify, as
+ *		test_custom_rmgrs has them.
  *
- * Two kinds of record: a layout's high-water mark (hwm.c), so that a
- * promoted standby resumes above its old primary's IDs, and a prepared
- * transaction's horizon entry (horizon.c), so that a standby holds it after
- * promotion.  Redo hands each record's contents to its owner.
- *
- * The resource manager id is IDGEN_RMGR_ID, 171 unless the build says
- * otherwise (make IDGEN_RMGR_ID=N).  It is in PostgreSQL's range for custom
- * resource managers (128 to 255) but not reserved on the project's list of
- * them.  Records carry the id, so a cluster's WAL must be replayed by an
- * idgen built with the id it was written with.
+ * Two kinds of record (idgen_xlog.h): a layout's high-water mark, which
+ * hwm.c writes so that a promoted standby resumes above its old primary's
+ * IDs, and a prepared transaction's horizon entry, which horizon.c writes so
+ * that a standby holds it after promotion.  Redo hands each record's
+ * contents to its owner.
  */
 #include "postgres.h"
 
 #include "access/xlog_internal.h"
-#include "access/xloginsert.h"
 #include "access/xlogreader.h"
 #include "lib/stringinfo.h"
 
 #include "horizon.h"
 #include "hwm.h"
+#include "idgen_xlog.h"
 #include "rmgr.h"
-
-#ifndef IDGEN_RMGR_ID
-#define IDGEN_RMGR_ID	171
-#endif
-
-#define XLOG_IDGEN_MARK 0x10		/* a mark of every node id */
-#define XLOG_IDGEN_MARK_NODE 0x20	/* a mark of one node id */
-#define XLOG_IDGEN_HORIZON_PREPARED 0x30	/* a prepared transaction's entry */
-
-/* A layout's mark, as the WAL carries it. */
-typedef struct xl_idgen_mark
-{
-	int64		epoch_ms;		/* the layout's epoch, Unix ms */
-	int64		mark_ms;		/* the mark, Unix ms */
-	char		layout[NAMEDATALEN];
-} xl_idgen_mark;
-
-#define SizeOfIdgenMark (offsetof(xl_idgen_mark, layout) + NAMEDATALEN)
-
-/* A layout's mark for one node id, as the WAL carries it. */
-typedef struct xl_idgen_mark_node
-{
-	int64		epoch_ms;
-	int64		mark_ms;
-	int32		node;			/* idgen.node_id of the IDs below the mark */
-	int32		node_bits;		/* idgen.node_bits then */
-	char		layout[NAMEDATALEN];
-} xl_idgen_mark_node;
-
-#define SizeOfIdgenMarkNode (offsetof(xl_idgen_mark_node, layout) + NAMEDATALEN)
-
-/* A prepared transaction that took IDs, and its horizon floor. */
-typedef struct xl_idgen_horizon_prepared
-{
-	TransactionId xid;
-	int64		ms;				/* every ID of it ends at or after this */
-} xl_idgen_horizon_prepared;
-
-/* The whole struct, padding included, as records were always written. */
-#define SizeOfIdgenHorizonPrepared sizeof(xl_idgen_horizon_prepared)
-
-/*
- * Logs a layout's mark, of one node id or, with HWM_ANY_NODE, of every node
- * id; returns the record's end for the caller to flush.
- */
-XLogRecPtr
-rmgr_log_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int node_bits)
-{
-	xl_idgen_mark rec = {0};
-	xl_idgen_mark_node nrec = {0};
-
-	XLogBeginInsert();
-	if (node != HWM_ANY_NODE)
-	{
-		nrec.epoch_ms = epoch_ms;
-		nrec.mark_ms = mark_ms;
-		nrec.node = node;
-		nrec.node_bits = node_bits;
-		strlcpy(nrec.layout, layout, NAMEDATALEN);
-		XLogRegisterData((char *) &nrec, SizeOfIdgenMarkNode);
-		return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK_NODE);
-	}
-	rec.epoch_ms = epoch_ms;
-	rec.mark_ms = mark_ms;
-	strlcpy(rec.layout, layout, NAMEDATALEN);
-	XLogRegisterData((char *) &rec, SizeOfIdgenMark);
-	return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK);
-}
-
-void
-rmgr_log_horizon_prepared(TransactionId xid, int64 ms)
-{
-	xl_idgen_horizon_prepared rec = {xid, ms};
-
-	XLogBeginInsert();
-	XLogRegisterData((char *) &rec, SizeOfIdgenHorizonPrepared);
-	(void) XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_HORIZON_PREPARED);
-}
 
 /* Either mark record, as a mark of a node id (HWM_ANY_NODE for the older one). */
 static bool

@@ -240,6 +240,20 @@ settings_require_layout(void)
 		report_bad_setting();
 }
 
+/*
+ * Shared memory exists only when idgen was preloaded: each module says
+ * whether it has its part.
+ */
+void
+settings_require_preloaded(bool attached)
+{
+	if (!attached)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen must be loaded via shared_preload_libraries"),
+				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
 /* Generating needs every setting valid. */
 void
 settings_require_all(void)

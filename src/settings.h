@@ -39,6 +39,7 @@ extern int	idgen_clock_offset_ms;
 extern void settings_define(void);
 extern void settings_require_layout(void);
 extern void settings_require_all(void);
+extern void settings_require_preloaded(bool attached);
 extern bool settings_all_valid(void);
 
 #endif							/* IDGEN_SETTINGS_H */

@@ -38,6 +38,7 @@
 
 #include "clock.h"
 #include "registry.h"
+#include "settings.h"
 #include "stats.h"
 #include "step.h"
 
@@ -88,7 +89,7 @@ static StatsLocal *my_locals = NULL;
 PG_FUNCTION_INFO_V1(idgen_stats);
 PG_FUNCTION_INFO_V1(idgen_stats_reset);
 
-Size
+static Size
 stats_shmem_size(void)
 {
 	return sizeof(StatsShared);
@@ -392,7 +393,7 @@ idgen_stats(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int64		now = clock_now_ms();
 
-	registry_require();
+	settings_require_preloaded(stats != NULL);
 	InitMaterializedSRF(fcinfo, 0);
 	LWLockAcquire(stats->lock, LW_SHARED);
 	for (int i = 0; i < STATS_MAX_ENTRIES; i++)
@@ -406,7 +407,7 @@ idgen_stats(PG_FUNCTION_ARGS)
 void
 stats_capacity(IdgenCapacity *row)
 {
-	registry_require();
+	settings_require_preloaded(stats != NULL);
 	row->name = "stats";
 	row->setting = NULL;
 	row->capacity = STATS_MAX_ENTRIES;
@@ -426,7 +427,7 @@ idgen_stats_reset(PG_FUNCTION_ARGS)
 {
 	TimestampTz now = GetCurrentTimestamp();
 
-	registry_require();
+	settings_require_preloaded(stats != NULL);
 	LWLockAcquire(stats->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < STATS_MAX_ENTRIES; i++)
 	{

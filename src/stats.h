@@ -33,7 +33,6 @@ typedef struct StatsCounters
  */
 typedef struct StatsLocal StatsLocal;
 
-extern Size stats_shmem_size(void);
 extern void stats_shmem_request(void);
 extern void stats_shmem_startup(void);
 

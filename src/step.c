@@ -11,30 +11,8 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "random.h"
 #include "step.h"
-
-static uint64 rng_state;
-
-/* Seeds the generator's random numbers in this backend. */
-void
-step_seed_random(void)
-{
-	if (!pg_strong_random(&rng_state, sizeof(rng_state)))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate random seed for idgen")));
-}
-
-/* splitmix64: seeded in this backend, never inherited from the postmaster */
-uint64
-step_random(void)
-{
-	uint64		z = (rng_state += UINT64CONST(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64CONST(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
 
 /*
  * Makes st's next ID fall in a tick after the one starting at tick, unless
@@ -219,7 +197,7 @@ step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
 	fields.value[IDGEN_FIELD_WORKER] = plan->worker;
 	st->ms_base = layout_pack(layout, &fields);
 	st->last_ms = ms;
-	st->seq = span > 0 ? (int64) (step_random() % span) : 0;
+	st->seq = span > 0 ? (int64) (random_u64() % span) : 0;
 	st->seq += n - 1;
 	st->issued += n;
 	return st->ms_base + (st->seq - (n - 1)) * plan->seq_scale;

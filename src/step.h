@@ -19,7 +19,7 @@
  * The sequence of each new tick starts at a random value in the lower half
  * of its range, so the low digits of IDs spread evenly (id % N) even at one
  * ID per tick, and every tick still holds at least half its range.  The hot
- * path, step_try() and step_next(), is inline; the rest is in step.c.
+ * path, step_try(), is inline; the rest is in step.c.
  */
 #ifndef IDGEN_STEP_H
 #define IDGEN_STEP_H
@@ -90,8 +90,6 @@ typedef struct GenWait
 } GenWait;
 
 
-extern void step_seed_random(void);
-extern uint64 step_random(void);
 extern void step_skip_past(GenState *st, const GenPlan *plan, int64 tick);
 extern void step_apply_floor(GenState *st, const GenPlan *plan, int64 floor);
 extern void step_clock_behind(GenState *st, const GenPlan *plan, int64 now);

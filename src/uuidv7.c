@@ -9,10 +9,8 @@
  * backend: when the clock has not moved on, or moved back, they count up
  * from the previous value.
  *
- * The random bits come from the strong generator in blocks, kept per
- * backend: one pg_strong_random() call per 512 UUIDs instead of one per UUID.
- * A block is used only by the process that drew it, so no two backends
- * forked from the postmaster (or from each other) share random bytes.
+ * The random bits are strong ones (random.c), never shared between
+ * backends.
  */
 #include "postgres.h"
 
@@ -22,6 +20,7 @@
 #include "utils/uuid.h"
 
 #include "clock.h"
+#include "random.h"
 
 PG_FUNCTION_INFO_V1(idgen_uuidv7);
 PG_FUNCTION_INFO_V1(idgen_uuid_timestamp);
@@ -32,31 +31,6 @@ PG_FUNCTION_INFO_V1(idgen_uuid_timestamp);
 /* Milliseconds << 12 | sub-millisecond fraction of the newest UUID. */
 static int64 last_time60 = 0;
 
-/* Random bytes drawn by process random_pid, used from random_pos on. */
-#define RANDOM_BLOCK	4096
-static uint8 random_block[RANDOM_BLOCK];
-static int	random_pos = RANDOM_BLOCK;
-static int	random_pid = 0;
-
-/* n bytes (at most RANDOM_BLOCK) this process has never handed out before. */
-static const uint8 *
-uuidv7_random(int n)
-{
-	const uint8 *bytes;
-
-	if (random_pid != MyProcPid || random_pos + n > RANDOM_BLOCK)
-	{
-		if (!pg_strong_random(random_block, RANDOM_BLOCK))
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("could not generate random values")));
-		random_pid = MyProcPid;
-		random_pos = 0;
-	}
-	bytes = random_block + random_pos;
-	random_pos += n;
-	return bytes;
-}
 
 Datum
 idgen_uuidv7(PG_FUNCTION_ARGS)
@@ -75,7 +49,7 @@ idgen_uuidv7(PG_FUNCTION_ARGS)
 		time60 = last_time60 + 1;
 	last_time60 = time60;
 
-	memcpy(uuid->data + 8, uuidv7_random(8), 8);
+	memcpy(uuid->data + 8, random_strong(8), 8);
 	ms = time60 >> SUBMS_BITS;
 	for (int i = 0; i < 6; i++)
 		uuid->data[i] = (uint8) (ms >> (40 - 8 * i));

@@ -111,7 +111,10 @@ is($repeated, '0', 'synchronous_commit = on: no ID handed out by the old primary
 # synchronous_commit = local keeps handing out IDs while the standby is away,
 # and those are not covered.
 ($before, $away, $repeated) = failover('local', 'SET synchronous_commit = local;');
-cmp_ok($away, '>', $before, "synchronous_commit = local: IDs kept coming while the standby was away ($away)");
+# A waiting session gets a tenth as many; under load (four TAP files at
+# once) one that does not wait may get fewer than before, but not that few.
+cmp_ok($away, '>', $before / 3,
+	"synchronous_commit = local: IDs kept coming while the standby was away ($away, $before before)");
 # The control: the same failover does repeat IDs that no wait protected, so
 # the check above can fail.
 cmp_ok($repeated, '>', 0,

@@ -1,0 +1,58 @@
+/*
+ * idgen_xlog.h
+ *		The records of idgen's WAL resource manager, as heapam_xlog.h has
+ *		heap's: each owner inserts its own (hwm.c a layout's mark, horizon.c
+ *		a prepared transaction's entry); rmgr.c replays and describes them.
+ *
+ * The resource manager id is IDGEN_RMGR_ID, 171 unless the build says
+ * otherwise (make IDGEN_RMGR_ID=N).  It is in PostgreSQL's range for custom
+ * resource managers (128 to 255) but not reserved on the project's list of
+ * them.  Records carry the id, so a cluster's WAL must be replayed by an
+ * idgen built with the id it was written with.
+ */
+#ifndef IDGEN_XLOG_H
+#define IDGEN_XLOG_H
+
+#include "c.h"
+
+#ifndef IDGEN_RMGR_ID
+#define IDGEN_RMGR_ID	171
+#endif
+
+#define XLOG_IDGEN_MARK 0x10		/* a mark of every node id */
+#define XLOG_IDGEN_MARK_NODE 0x20	/* a mark of one node id */
+#define XLOG_IDGEN_HORIZON_PREPARED 0x30	/* a prepared transaction's entry */
+
+/* A layout's mark of every node id, as the WAL carries it. */
+typedef struct xl_idgen_mark
+{
+	int64		epoch_ms;		/* the layout's epoch, Unix ms */
+	int64		mark_ms;		/* the mark, Unix ms */
+	char		layout[NAMEDATALEN];
+} xl_idgen_mark;
+
+#define SizeOfIdgenMark (offsetof(xl_idgen_mark, layout) + NAMEDATALEN)
+
+/* A layout's mark for one node id (idgen 1.3 and later). */
+typedef struct xl_idgen_mark_node
+{
+	int64		epoch_ms;
+	int64		mark_ms;
+	int32		node;			/* idgen.node_id of the IDs below the mark */
+	int32		node_bits;		/* idgen.node_bits then */
+	char		layout[NAMEDATALEN];
+} xl_idgen_mark_node;
+
+#define SizeOfIdgenMarkNode (offsetof(xl_idgen_mark_node, layout) + NAMEDATALEN)
+
+/* A prepared transaction that took IDs, and its horizon floor. */
+typedef struct xl_idgen_horizon_prepared
+{
+	TransactionId xid;
+	int64		ms;				/* every ID of it ends at or after this */
+} xl_idgen_horizon_prepared;
+
+/* The whole struct, padding included, as records were always written. */
+#define SizeOfIdgenHorizonPrepared sizeof(xl_idgen_horizon_prepared)
+
+#endif							/* IDGEN_XLOG_H */
