@@ -21,6 +21,8 @@ OBJS = \
 	src/idgen.o \
 	src/layout.o \
 	src/layouts_view.o \
+	src/lease.o \
+	src/lease_worker.o \
 	src/objectid.o \
 	src/random.o \
 	src/provenance.o \
@@ -43,7 +45,7 @@ DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql sql/id
 DATA_built = sql/idgen--$(IDGEN_VERSION).sql
 PGFILEDESC = "idgen - unique, time-ordered 64-bit IDs"
 
-REGRESS = next decode layouts layouts_next layouts_custom guc encode uuidv7 objectid_io objectid_ops objectid_gen objectid_index multinode multinode_adopt privileges limits mark_wal pgedge partitions next_block nulls horizon stats
+REGRESS = next decode layouts layouts_next layouts_custom guc encode uuidv7 objectid_io objectid_ops objectid_gen objectid_index multinode multinode_adopt privileges limits mark_wal pgedge partitions next_block nulls horizon stats node_lease
 # Tests in test/sql, test/expected, test/specs; results in ./results and
 # ./output_iso (ignored), not beside the tests.
 REGRESS_OPTS = --inputdir=test --temp-instance=./tmp_check --temp-config=test/idgen.conf \
@@ -53,6 +55,11 @@ ISOLATION_OPTS = --inputdir=test --temp-instance=./tmp_check_iso --temp-config=t
 # t/*.pl: the core; IDGEN_TEST_EXTRA="integration long" (scripts/test's
 # default) adds the tests of real clients and other systems, and the slow ones.
 TAP_TESTS = 1
+
+# Node id leases (src/lease_worker.c) talk to the registry with libpq, as
+# contrib/dblink and postgres_fdw do.
+PG_CPPFLAGS += -I$(libpq_srcdir)
+SHLIB_LINK_INTERNAL = $(libpq)
 
 PG_CPPFLAGS += -DIDGEN_VERSION='"$(IDGEN_VERSION)"'
 # The custom WAL resource manager id (src/rmgr.c); WAL written with one id

@@ -138,3 +138,208 @@ EXECUTE FUNCTION idgen_layout_restore();
 -- The layouts defined before: a statement that changes no row fires the
 -- trigger, which saves them.
 UPDATE idgen_layout SET name = name WHERE false;
+
+-- ---------------------------------------------------------------------------
+-- Node-id leases
+-- ---------------------------------------------------------------------------
+
+-- A server with idgen.node_registry leases its node id from the registry,
+-- any database with idgen: these are the registry's table, functions and
+-- view (docs/design.md, "Node-id leases").  One row per node id ever
+-- leased; its token is the holder's secret, rotated at every acquire, and
+-- mark_ms (Unix ms) is above every tick its holders may have used, so that
+-- the next holder starts above it.  pg_dump keeps the rows.
+
+CREATE TABLE idgen_lease (
+	node_id integer PRIMARY KEY CHECK (node_id BETWEEN 0 AND 1023),
+	node_bits integer NOT NULL CHECK (node_bits BETWEEN 0 AND 10),
+	holder text NOT NULL,
+	system_identifier bigint NOT NULL,
+	token uuid NOT NULL,
+	acquired_at timestamptz NOT NULL,
+	renewed_at timestamptz NOT NULL,
+	expires_at timestamptz NOT NULL,
+	released boolean NOT NULL DEFAULT false,
+	mark_ms bigint NOT NULL
+);
+
+SELECT pg_catalog.pg_extension_config_dump('idgen_lease', '');
+
+COMMENT ON TABLE idgen_lease IS
+'on a registry: the node id leases of the servers that set idgen.node_registry to this database, with their holders'' secret tokens; read idgen_leases instead';
+
+-- Hands out a node id no live lease holds: the one the token names, if
+-- released or expired; else one never leased; else the one expired
+-- longest.  Returns the new token and the mark of the node id's previous
+-- holders (and of every lease under other node_bits, whose machine fields
+-- overlap), which the new holder starts above.
+CREATE FUNCTION idgen_lease_acquire(node_bits integer, holder text, system_identifier bigint,
+	token uuid, lease_s integer,
+	OUT node_id integer, OUT new_token uuid, OUT previous_mark_ms bigint)
+RETURNS record
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	bits constant integer := idgen_lease_acquire.node_bits;
+	old_token constant uuid := $4;
+	t timestamptz;
+	chosen integer;
+	held text;
+BEGIN
+	IF bits IS NULL OR bits NOT BETWEEN 0 AND 10 OR lease_s IS NULL OR lease_s < 1 OR holder IS NULL
+		OR system_identifier IS NULL THEN
+		RAISE EXCEPTION 'invalid node id lease request'
+			USING ERRCODE = 'invalid_parameter_value',
+				HINT = 'node_bits must be between 0 and 10 and lease_s at least 1.';
+	END IF;
+	-- One acquire, renewal or release at a time: the first acquire of a
+	-- node id inserts its row, which no row lock can order.
+	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
+	t := clock_timestamp();
+	IF EXISTS (SELECT FROM @extschema@.idgen_lease l
+			   WHERE l.node_bits <> bits AND NOT l.released AND l.expires_at > t) THEN
+		RAISE EXCEPTION 'registry has node id leases under another idgen.node_bits'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				DETAIL = format('This server has idgen.node_bits = %s; live leases have %s.', bits,
+					(SELECT string_agg(DISTINCT l.node_bits::text, ', ') FROM @extschema@.idgen_lease l
+					 WHERE l.node_bits <> bits AND NOT l.released AND l.expires_at > t)),
+				HINT = 'Every server that generates IDs needs the same idgen.node_bits.';
+	END IF;
+	SELECT l.node_id INTO chosen FROM @extschema@.idgen_lease l
+	WHERE l.token = old_token AND l.node_bits = bits AND (l.released OR l.expires_at <= t);
+	IF chosen IS NULL THEN
+		SELECT n INTO chosen FROM generate_series(0, (1 << bits) - 1) n
+		WHERE NOT EXISTS (SELECT FROM @extschema@.idgen_lease l WHERE l.node_id = n)
+		ORDER BY n LIMIT 1;
+	END IF;
+	IF chosen IS NULL THEN
+		SELECT l.node_id INTO chosen FROM @extschema@.idgen_lease l
+		WHERE l.node_id < (1 << bits) AND (l.released OR l.expires_at <= t)
+		ORDER BY l.expires_at, l.node_id LIMIT 1;
+	END IF;
+	IF chosen IS NULL THEN
+		SELECT string_agg(format('node id %s by %s until %s', l.node_id, l.holder, l.expires_at),
+			'; ' ORDER BY l.node_id) INTO held
+		FROM @extschema@.idgen_lease l WHERE l.node_id < (1 << bits);
+		RAISE EXCEPTION 'all % node ids of idgen.node_bits = % are leased', 1 << bits, bits
+			USING ERRCODE = 'configuration_limit_exceeded',
+				DETAIL = format('Held: %s.', held),
+				HINT = 'A node id is leased again once its lease expires: stop a server that holds one, or raise idgen.node_bits on every server.';
+	END IF;
+	SELECT coalesce(max(l.mark_ms), 0) INTO previous_mark_ms FROM @extschema@.idgen_lease l
+	WHERE l.node_id = chosen OR l.node_bits <> bits;
+	node_id := chosen;
+	new_token := gen_random_uuid();
+	INSERT INTO @extschema@.idgen_lease AS l (node_id, node_bits, holder, system_identifier, token,
+		acquired_at, renewed_at, expires_at, released, mark_ms)
+	VALUES (chosen, bits, holder, system_identifier, new_token, t, t,
+		t + make_interval(secs => lease_s), false, previous_mark_ms)
+	ON CONFLICT ON CONSTRAINT idgen_lease_pkey DO UPDATE
+	SET node_bits = excluded.node_bits, holder = excluded.holder,
+		system_identifier = excluded.system_identifier, token = excluded.token,
+		acquired_at = excluded.acquired_at, renewed_at = excluded.renewed_at,
+		expires_at = excluded.expires_at, released = false,
+		mark_ms = greatest(l.mark_ms, excluded.mark_ms);
+END
+$$;
+
+REVOKE ALL ON FUNCTION idgen_lease_acquire(integer, text, bigint, uuid, integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_lease_acquire(integer, text, bigint, uuid, integer) IS
+'on a registry: leases a node id to the server that calls it (idgen.node_registry); the role of the registry''s connection string needs EXECUTE on it';
+
+-- Renews a lease the token still holds, keeping the greater mark; the
+-- holder's ticks stay below the mark returned.  SQLSTATE 55000 when
+-- another server holds the node id now.
+CREATE FUNCTION idgen_lease_renew(node_id integer, token uuid, lease_s integer, mark_ms bigint)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	t timestamptz;
+	l @extschema@.idgen_lease;
+	kept bigint;
+BEGIN
+	IF lease_s IS NULL OR lease_s < 1 OR mark_ms IS NULL THEN
+		RAISE EXCEPTION 'invalid node id lease renewal' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
+	t := clock_timestamp();
+	SELECT * INTO l FROM @extschema@.idgen_lease x WHERE x.node_id = $1;
+	IF NOT FOUND OR l.token IS DISTINCT FROM $2 THEN
+		RAISE EXCEPTION 'node id % is no longer leased to this server', $1
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				DETAIL = CASE WHEN FOUND THEN format('It was leased to %s at %s.', l.holder, l.acquired_at)
+					ELSE 'The registry has no lease of it.' END;
+	END IF;
+	UPDATE @extschema@.idgen_lease x
+	SET renewed_at = t, expires_at = t + make_interval(secs => $3), released = false,
+		mark_ms = greatest(x.mark_ms, $4)
+	WHERE x.node_id = $1
+	RETURNING x.mark_ms INTO kept;
+	RETURN kept;
+END
+$$;
+
+REVOKE ALL ON FUNCTION idgen_lease_renew(integer, uuid, integer, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_lease_renew(integer, uuid, integer, bigint) IS
+'on a registry: renews the node id lease that the token holds, and returns the mark its holder''s IDs stay below';
+
+-- Releases a lease at its holder's shutdown, with the holder's highest
+-- mark: the holder has stopped, so the node id may go at once, and its
+-- next holder (often the same server restarted) starts just above it.
+CREATE FUNCTION idgen_lease_release(node_id integer, token uuid, mark_ms bigint)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+BEGIN
+	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
+	UPDATE @extschema@.idgen_lease x
+	SET released = true, expires_at = least(x.expires_at, clock_timestamp()), mark_ms = $3
+	WHERE x.node_id = $1 AND x.token = $2 AND $3 IS NOT NULL;
+	RETURN FOUND;
+END
+$$;
+
+REVOKE ALL ON FUNCTION idgen_lease_release(integer, uuid, bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_lease_release(integer, uuid, bigint) IS
+'on a registry: releases the node id lease that the token holds, at its holder''s shutdown';
+
+CREATE VIEW idgen_leases AS
+SELECT l.node_id, l.node_bits, l.holder, l.system_identifier,
+	NOT l.released AND l.expires_at > clock_timestamp() AS held,
+	l.released, l.acquired_at, l.renewed_at, l.expires_at,
+	greatest(extract(epoch FROM l.expires_at - clock_timestamp()), 0)::float8 AS seconds_left,
+	to_timestamp(l.mark_ms / 1000.0) AS mark
+FROM idgen_lease l;
+
+GRANT SELECT ON idgen_leases TO PUBLIC;
+
+COMMENT ON VIEW idgen_leases IS
+'on a registry: the node id leases and their holders; a node id is held until it is released or expires';
+
+CREATE FUNCTION idgen_node_lease(OUT source text, OUT node_id integer, OUT node_bits integer,
+	OUT registry text, OUT state text, OUT valid_until timestamptz, OUT seconds_left float8,
+	OUT acquired_at timestamptz, OUT renewed_at timestamptz, OUT previous_mark timestamptz,
+	OUT last_error text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'idgen_node_lease'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION idgen_node_lease() IS
+'where this server''s node id comes from (the setting idgen.node_id, or a lease of idgen.node_registry), and the lease: the row of the view idgen_node_lease';
+
+CREATE VIEW idgen_node_lease AS SELECT * FROM idgen_node_lease();
+
+GRANT SELECT ON idgen_node_lease TO PUBLIC;
+
+COMMENT ON VIEW idgen_node_lease IS
+'where this server''s node id comes from (the setting idgen.node_id, or a lease of idgen.node_registry), and the lease';

@@ -31,6 +31,7 @@
 #include "storage/shmem.h"
 
 #include "clone.h"
+#include "lease.h"
 #include "settings.h"
 
 #define CLONE_NODE_FILE		"idgen_node"
@@ -100,7 +101,8 @@ clone_write_node(void)
 	if (f == NULL)
 		return;
 	/* hwm.c writes idgen_hwm at every start, before this */
-	fprintf(f, "%d\nmarks\n", idgen_node_id);
+	/* a leased node id is not this directory's: -1, unknown */
+	fprintf(f, "%d\nmarks\n", lease_on ? -1 : idgen_node_id);
 	if (FreeFile(f) == 0)
 		(void) durable_rename(CLONE_NODE_TMP_FILE, CLONE_NODE_FILE, LOG);
 }
@@ -129,7 +131,8 @@ clone_shmem_startup(void)
 	{
 		pg_atomic_init_u32(&clone->pending, 0);
 		clone->source_node = clone_read_node();
-		if (clone_file_exists("backup_label") &&
+		/* a copy that leases is another holder to the registry */
+		if (!lease_on && clone_file_exists("backup_label") &&
 			!clone_file_exists("standby.signal") && !clone_file_exists("recovery.signal"))
 		{
 			if (clone->source_node == -1 || clone->source_node == idgen_node_id)

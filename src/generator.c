@@ -45,6 +45,7 @@
 #include "compat.h"
 #include "hwm.h"
 #include "layout.h"
+#include "lease.h"
 #include "provenance.h"
 #include "random.h"
 #include "registry.h"
@@ -167,6 +168,12 @@ generator_start_tick(GenState *st, const GenTarget *t, int64 tick, int64 n, int6
 	/* The tick's start: a long tick must not push the mark far ahead. */
 	if (!hwm_reserve(t->hwm, tick))
 		return false;
+	/*
+	 * A leased node id: the lease must hold the tick.  Checked after the
+	 * mark, so that the marks a released lease reports are above every tick
+	 * that passed here.
+	 */
+	lease_check_tick(tick, t->plan.tick_ms);
 	if (t->holder_last_ms != NULL)
 		*t->holder_last_ms = Max(*t->holder_last_ms, tick + t->plan.tick_ms - 1);
 	*id = step_start_tick(st, &t->plan, tick, n);
@@ -219,6 +226,7 @@ generator_require(void)
 				 errmsg("cannot generate idgen IDs during recovery"),
 				 errdetail("A standby shares its primary's idgen.node_id, so IDs it made could repeat the primary's."),
 				 errhint("Generate IDs on the primary.")));
+	lease_require();
 	provenance_require();
 	clone_warn_once();
 }

@@ -79,6 +79,7 @@
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "access/xlog_internal.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
@@ -357,11 +358,67 @@ hwm_entry_named(const char *name, int64 epoch_ms, int node, int node_bits, bool 
 	return hwm_entry(name, epoch_ms, node, node_bits, anywhere);
 }
 
-/* A line of the file, at startup (hwm_file_load). */
-void
+/* A line of the file, at startup. */
+static void
 hwm_load_mark(const char *name, int64 epoch_ms, int64 mark, int node, int node_bits)
 {
 	hwm_merge(hwm_entry_named(name, epoch_ms, node, node_bits, true), epoch_ms, mark);
+}
+
+StaticAssertDecl(HWM_ANY_NODE == HWM_FILE_ANY_NODE, "marks of every node id are written as such");
+
+/*
+ * Loads the file's marks, and hands its comment lines to provenance.c;
+ * false, with why in detail, when it is unreadable.
+ */
+static bool
+hwm_load_file(char *detail, Size detail_size, bool *found)
+{
+	HwmFileMark *marks;
+	int			nmarks;
+
+	if (!hwm_file_read(&marks, &nmarks, provenance_load_line, detail, detail_size, found))
+		return false;
+	for (int i = 0; i < nmarks; i++)
+		hwm_load_mark(marks[i].name, marks[i].epoch_ms, marks[i].mark, marks[i].node,
+					  marks[i].node_bits);
+	pfree(marks);
+	return true;
+}
+
+/*
+ * Makes the marks durable in the file (marks[i] for the table's entry i,
+ * or, with NULL, the entries' own), after provenance.c's line.  Marks of 0
+ * bind nothing and are left out, but for the overflow mark of every node
+ * id, always the first line.  The caller holds hwm->lock, or runs at
+ * startup.
+ */
+static void
+hwm_write(const int64 *marks)
+{
+	HwmFileMark *lines = palloc(Max(hwm->end, 1) * sizeof(HwmFileMark));
+	int			n = 0;
+	StringInfoData comments;
+
+	for (int i = 0; i < hwm->end; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+		int64		mark = marks ? marks[i] : hwm_mark(e);
+
+		if (e->name[0] == '\0' || (i > 0 && mark <= 0))
+			continue;
+		strlcpy(lines[n].name, e->name, NAMEDATALEN);
+		lines[n].epoch_ms = e->epoch_ms;
+		lines[n].mark = mark;
+		lines[n].node = e->node;
+		lines[n].node_bits = e->node_bits;
+		n++;
+	}
+	initStringInfo(&comments);
+	provenance_write_line(&comments);
+	hwm_file_write(lines, n, comments.data);
+	pfree(comments.data);
+	pfree(lines);
 }
 
 /* A built-in layout's epoch changed (idgen.epoch): its marks move with it. */
@@ -458,11 +515,11 @@ hwm_shmem_startup(void)
 		hwm_overflow()->node = HWM_ANY_NODE;
 		hwm->used = hwm->end = 1;
 		hwm->default_epoch_read = PG_INT64_MIN;
-		if (hwm_file_load(detail, sizeof(detail), &file_found))
+		if (hwm_load_file(detail, sizeof(detail), &file_found))
 		{
 			hwm_arrange_entries();
 			if (provenance_settle(file_found))
-				hwm_file_write(NULL);
+				hwm_write(NULL);
 		}
 		else
 		{
@@ -589,7 +646,7 @@ hwm_bind_default_layout(int64 epoch_ms, int64 mark)
 		{
 			hwm_merge(e, epoch_ms, mark);
 			e->epoch_later = true;
-			hwm_file_write(NULL);
+			hwm_write(NULL);
 		}
 	}
 	return e ? e->floor : 0;
@@ -658,7 +715,7 @@ hwm_raise_locked(HwmEntry *target, int64 ms)
 	}
 	if (any)
 	{
-		hwm_file_write(marks);
+		hwm_write(marks);
 		for (int i = 0; i < n; i++)
 		{
 			HwmEntry   *e = &hwm->entries[i];
@@ -710,7 +767,60 @@ hwm_raise_all(int64 ms)
 			;
 	}
 	hwm_raise_locked(NULL, -1);
-	hwm_file_write(NULL);
+	hwm_write(NULL);
+	LWLockRelease(hwm->lock);
+}
+
+/*
+ * The highest mark that binds a node id under node_bits, in any layout:
+ * every tick this server used under the node id starts below it
+ * (lease_worker.c reports it to the registry).
+ */
+int64
+hwm_node_highest(int node, int node_bits)
+{
+	int64		high = 0;
+
+	LWLockAcquire(hwm->lock, LW_SHARED);
+	for (int i = 0; i < hwm->end; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+
+		if (e->name[0] != '\0' &&
+			(e->node == HWM_ANY_NODE || e->node == node || e->node_bits != node_bits))
+			high = Max(high, Max(e->floor, hwm_mark(e)));
+	}
+	LWLockRelease(hwm->lock);
+	return high;
+}
+
+/*
+ * Raises the overflow mark of a node id, which binds its every layout, to
+ * ms, durably: a node id leased from a registry starts above the mark its
+ * previous holders reported.  Called before any backend generates under
+ * the node id, so no backend holds a floor of it yet.
+ */
+void
+hwm_raise_node_floor(int node, int node_bits, int64 ms)
+{
+	HwmEntry   *e;
+
+	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
+	if (hwm->corrupt)
+	{
+		/* generation refuses for the file anyway */
+		LWLockRelease(hwm->lock);
+		return;
+	}
+	e = hwm_find_or_add(HWM_OVERFLOW, 0, node, node_bits, false);
+	if (e == NULL)
+		e = hwm_overflow();
+	if (ms > hwm_mark(e) || ms > e->floor)
+	{
+		hwm_merge(e, 0, ms);
+		hwm_write(NULL);
+		XLogFlush(hwm_log_mark(e, hwm_mark(e)));
+	}
 	LWLockRelease(hwm->lock);
 }
 
@@ -828,7 +938,7 @@ hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int n
 							 HWM_FILE)));
 		}
 		hwm_merge(e, e->epoch_ms, mark_ms);
-		hwm_file_write(NULL);
+		hwm_write(NULL);
 	}
 	LWLockRelease(hwm->lock);
 }

@@ -36,6 +36,8 @@ extern bool hwm_reserve(HwmEntry *entry, int64 tick_start_ms);
 extern void hwm_raise_all(int64 ms);
 extern int64 hwm_default_epoch_read(void);
 extern int64 hwm_bind_default_layout(int64 epoch_ms, int64 mark);
+extern int64 hwm_node_highest(int node, int node_bits);
+extern void hwm_raise_node_floor(int node, int node_bits, int64 ms);
 extern void hwm_wait_confirmed(HwmEntry *entry, int64 tick_start_ms);
 extern void hwm_capacity(IdgenCapacity *row);
 extern void hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms,

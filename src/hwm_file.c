@@ -17,9 +17,8 @@
 #include "storage/fd.h"
 
 #include "durable.h"
-#include "hwm_shared.h"
+#include "hwm_file.h"
 #include "layout.h"
-#include "provenance.h"
 
 #define HWM_TMP_FILE	"idgen_hwm.tmp"
 #define HWM_LINE_MAX	(NAMEDATALEN + 64)
@@ -29,30 +28,29 @@
  * refused, not clamped: such a file was not written by idgen.
  */
 static bool
-hwm_parse_line(const char *line, char *name, int64 *epoch_ms, int64 *mark,
-			   int *node, int *node_bits)
+hwm_parse_line(const char *line, HwmFileMark *m)
 {
 	long long	epoch;
 	long long	value;
 	int			end = -1;
 	int			more = -1;
 
-	if (sscanf(line, "%63s %lld %lld%n", name, &epoch, &value, &end) != 3)
+	if (sscanf(line, "%63s %lld %lld%n", m->name, &epoch, &value, &end) != 3)
 		return false;
-	*node = HWM_ANY_NODE;
-	*node_bits = 0;
+	m->node = HWM_FILE_ANY_NODE;
+	m->node_bits = 0;
 	if (line[end] != '\0' &&
-		(sscanf(line + end, " %d %d%n", node, node_bits, &more) != 2 ||
-		 line[end + more] != '\0' || *node < 0 || *node >= (1 << IDGEN_MACHINE_BITS) ||
-		 *node_bits < 0 || *node_bits > IDGEN_MACHINE_BITS))
+		(sscanf(line + end, " %d %d%n", &m->node, &m->node_bits, &more) != 2 ||
+		 line[end + more] != '\0' || m->node < 0 || m->node >= (1 << IDGEN_MACHINE_BITS) ||
+		 m->node_bits < 0 || m->node_bits > IDGEN_MACHINE_BITS))
 		return false;
-	if (strcmp(name, HWM_OVERFLOW) != 0 && !layout_valid_name(name))
+	if (strcmp(m->name, HWM_OVERFLOW) != 0 && !layout_valid_name(m->name))
 		return false;
 	if (epoch < LAYOUT_MIN_EPOCH_MS || epoch > LAYOUT_MAX_EPOCH_MS ||
 		value < 0 || value > LAYOUT_MAX_END_MS)
 		return false;
-	*epoch_ms = epoch;
-	*mark = value;
+	m->epoch_ms = epoch;
+	m->mark = value;
 	return true;
 }
 
@@ -78,18 +76,22 @@ hwm_file_lines(void)
 }
 
 /*
- * Loads the file's marks into the table (hwm_load_mark), and its systems
- * line into provenance.c; false, with why in detail, when it is unreadable.
- * *found says whether there was a file.
+ * Reads the file's marks into *marks (palloc'd, *nmarks of them), and hands
+ * its comment lines to comment; false, with why in detail, when it is
+ * unreadable.  *found says whether there was a file.
  */
 bool
-hwm_file_load(char *detail, Size detail_size, bool *found)
+hwm_file_read(HwmFileMark **marks, int *nmarks, HwmFileComment comment,
+			  char *detail, Size detail_size, bool *found)
 {
 	FILE	   *f = AllocateFile(HWM_FILE, "r");
 	char		line[HWM_LINE_MAX];
 	int			lineno = 0;
+	int			room = 16;
 	bool		bad = false;
 
+	*marks = palloc(room * sizeof(HwmFileMark));
+	*nmarks = 0;
 	*found = f != NULL;
 	if (f == NULL)
 	{
@@ -105,11 +107,6 @@ hwm_file_load(char *detail, Size detail_size, bool *found)
 	}
 	while (!bad && fgets(line, sizeof(line), f) != NULL)
 	{
-		char		name[NAMEDATALEN];
-		int64		epoch_ms;
-		int64		mark;
-		int			node;
-		int			node_bits;
 		size_t		len = strlen(line);
 
 		lineno++;
@@ -119,12 +116,14 @@ hwm_file_load(char *detail, Size detail_size, bool *found)
 		line[len - 1] = '\0';
 		if (line[0] == '#')
 		{
-			bad = !provenance_load_line(line);
+			bad = !comment(line);
 			continue;
 		}
-		bad = !hwm_parse_line(line, name, &epoch_ms, &mark, &node, &node_bits);
+		if (*nmarks == room)
+			*marks = repalloc(*marks, (room *= 2) * sizeof(HwmFileMark));
+		bad = !hwm_parse_line(line, &(*marks)[*nmarks]);
 		if (!bad)
-			hwm_load_mark(name, epoch_ms, mark, node, node_bits);
+			(*nmarks)++;
 	}
 	if (bad || ferror(f))
 	{
@@ -139,37 +138,28 @@ hwm_file_load(char *detail, Size detail_size, bool *found)
 }
 
 static void
-hwm_write_line(StringInfo buf, const HwmEntry *e, int64 mark)
+hwm_write_line(StringInfo buf, const HwmFileMark *m)
 {
-	appendStringInfo(buf, "%s %lld %lld", e->name, (long long) e->epoch_ms, (long long) mark);
-	if (e->node != HWM_ANY_NODE)
-		appendStringInfo(buf, " %d %d", e->node, e->node_bits);
+	appendStringInfo(buf, "%s %lld %lld", m->name, (long long) m->epoch_ms, (long long) m->mark);
+	if (m->node != HWM_FILE_ANY_NODE)
+		appendStringInfo(buf, " %d %d", m->node, m->node_bits);
 	appendStringInfoChar(buf, '\n');
 }
 
 /*
- * Makes the marks durable in the file (marks[i] for the table's entry i,
- * or, with NULL, the entries' own): write, fsync, rename into place.
- * Marks of 0 bind nothing and are left out, but for the overflow mark of
- * every node id, always the first line.  The caller holds hwm->lock.
+ * Makes the marks durable in the file, after the comment lines (each ending
+ * in a newline): write, fsync, rename into place.
  */
 void
-hwm_file_write(const int64 *marks)
+hwm_file_write(const HwmFileMark *marks, int nmarks, const char *comments)
 {
 	StringInfoData buf;
 
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "# idgen high-water marks: layout, epoch and mark in Unix milliseconds, node id and node bits\n");
-	provenance_write_line(&buf);
-	for (int i = 0; i < hwm->end; i++)
-	{
-		HwmEntry   *e = &hwm->entries[i];
-		int64		mark = marks ? marks[i] : hwm_mark(e);
-
-		if (e->name[0] != '\0' && (i == 0 || mark > 0))
-			hwm_write_line(&buf, e, mark);
-	}
-
+	appendStringInfoString(&buf, comments);
+	for (int i = 0; i < nmarks; i++)
+		hwm_write_line(&buf, &marks[i]);
 	durable_replace_file(HWM_FILE, HWM_TMP_FILE, buf.data, buf.len);
 	pfree(buf.data);
 }

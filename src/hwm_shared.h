@@ -1,9 +1,8 @@
 /*
  * hwm_shared.h
  *		The shared table of high-water marks, for the files that keep it:
- *		hwm.c (the table, reserving and raising marks), hwm_file.c (the file
- *		idgen_hwm) and hwm_writer.c (the mark writer).  Everyone else goes
- *		through hwm.h.
+ *		hwm.c (the table, reserving and raising marks) and hwm_writer.c (the
+ *		mark writer).  Everyone else goes through hwm.h.
  */
 #ifndef IDGEN_HWM_SHARED_H
 #define IDGEN_HWM_SHARED_H
@@ -15,9 +14,7 @@
 #include "storage/lwlock.h"
 
 #include "hwm.h"
-
-#define HWM_FILE		"idgen_hwm"
-#define HWM_OVERFLOW	"*"
+#include "hwm_file.h"
 
 /*
  * Entries that marks of other node ids and layouts leave free: those this
@@ -102,15 +99,8 @@ typedef struct HwmShared
 
 extern HwmShared *hwm;
 
-/* hwm.c, for the file and the writer */
-extern void hwm_load_mark(const char *name, int64 epoch_ms, int64 mark,
-						  int node, int node_bits);
+/* hwm.c, for the writer */
 extern void hwm_raise(HwmEntry *target, int64 ms);
 extern bool hwm_sync_wanted(void);
-
-/* hwm_file.c */
-extern int	hwm_file_lines(void);
-extern bool hwm_file_load(char *detail, Size detail_size, bool *found);
-extern void hwm_file_write(const int64 *marks);
 
 #endif							/* IDGEN_HWM_SHARED_H */

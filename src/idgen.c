@@ -14,6 +14,7 @@
 #include "horizon.h"
 #include "hwm.h"
 #include "layout.h"
+#include "lease.h"
 #include "provenance.h"
 #include "registry.h"
 #include "rmgr.h"
@@ -38,6 +39,7 @@ idgen_shmem_request(void)
 	provenance_shmem_request();
 	horizon_shmem_request();
 	stats_shmem_request();
+	lease_shmem_request();
 }
 
 static void
@@ -51,6 +53,7 @@ idgen_shmem_startup(void)
 	clone_shmem_startup();
 	horizon_shmem_startup();
 	stats_shmem_startup();
+	lease_shmem_startup();
 }
 
 void
@@ -67,4 +70,5 @@ _PG_init(void)
 	shmem_startup_hook = idgen_shmem_startup;
 	rmgr_register();
 	hwm_writer_register();
+	lease_configure();
 }

@@ -15,6 +15,7 @@
 
 #include <limits.h>
 
+#include "libpq-fe.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -29,14 +30,18 @@ char	   *idgen_epoch = NULL;
 int			idgen_max_marks = SETTINGS_DEFAULT_MAX_MARKS;
 IdgenLimits idgen_limits = {.max_lead_ms = 1000, .max_clock_regression_ms = 10000};
 int			idgen_clock_offset_ms = 0;
+char	   *idgen_node_registry = NULL;
+int			idgen_node_lease_s = SETTINGS_DEFAULT_NODE_LEASE_S;
+char	   *idgen_lease_test_unsafe = NULL;
 
 /* The first setting whose configured value was rejected, if any. */
 static const char *bad_setting = NULL;
 static char *bad_setting_detail = NULL;
 static bool bad_setting_affects_layout = false;
+static char *bad_setting_hint = NULL;
 
 static void
-note_bad_setting(const char *name, char *detail, bool affects_layout)
+note_bad_setting_hint(const char *name, char *detail, bool affects_layout, const char *hint)
 {
 	if (bad_setting != NULL)
 		return;
@@ -44,19 +49,35 @@ note_bad_setting(const char *name, char *detail, bool affects_layout)
 	bad_setting = name;
 	bad_setting_detail = MemoryContextStrdup(TopMemoryContext, detail);
 	bad_setting_affects_layout = affects_layout;
+	if (hint != NULL)
+		bad_setting_hint = MemoryContextStrdup(TopMemoryContext, hint);
 	ereport(WARNING,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("idgen will not generate IDs because %s is invalid", name),
-			 errdetail_internal("%s", detail)));
+			 errdetail_internal("%s", detail),
+			 hint ? errhint("%s", hint) : 0));
+}
+
+static void
+note_bad_setting(const char *name, char *detail, bool affects_layout)
+{
+	note_bad_setting_hint(name, detail, affects_layout, NULL);
 }
 
 static void
 note_rejected_value(const char *name, const char *configured, bool affects_layout)
 {
-	note_bad_setting(name,
-					 psprintf("The server configuration sets %s to \"%s\", which is not a valid value.",
-							  name, configured),
-					 affects_layout);
+	/* a connection string may hold a password: never shown */
+	if (strcmp(name, "idgen.node_registry") == 0)
+		note_bad_setting(name,
+						 psprintf("The server configuration sets %s to a string that is not a libpq connection string.",
+								  name),
+						 affects_layout);
+	else
+		note_bad_setting(name,
+						 psprintf("The server configuration sets %s to \"%s\", which is not a valid value.",
+								  name, configured),
+						 affects_layout);
 }
 
 /*
@@ -94,6 +115,53 @@ settings_check_epoch(char **newval, void **extra, GucSource source)
 	return false;
 }
 
+/*
+ * idgen.node_registry: empty, or a connection string libpq can read.  Its
+ * password, if any, never reaches a message: lease.c shows only where the
+ * registry is.
+ */
+static bool
+settings_check_registry(char **newval, void **extra, GucSource source)
+{
+	PQconninfoOption *opts;
+	char	   *err = NULL;
+
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	opts = PQconninfoParse(*newval, &err);
+	if (opts == NULL)
+	{
+		GUC_check_errdetail("The registry must be a libpq connection string: %s",
+							err ? err : "out of memory");
+		if (err)
+			PQfreemem(err);
+		return false;
+	}
+	PQconninfoFree(opts);
+	return true;
+}
+
+/*
+ * The node id comes from idgen.node_id or from a lease: both set is an
+ * error, as is neither.
+ */
+static void
+check_node_id_source(const char *node_id)
+{
+	bool		leased = idgen_node_registry != NULL && idgen_node_registry[0] != '\0';
+
+	if (leased && node_id != NULL)
+		note_bad_setting_hint("idgen.node_registry",
+							  pstrdup("Both idgen.node_id and idgen.node_registry are set. A server takes its node id either from idgen.node_id or from a lease of the registry, never both."),
+							  false,
+							  "Remove idgen.node_id from postgresql.conf to lease node ids, or idgen.node_registry to set them by hand, and restart the server.");
+	/* A default node id is how two servers end up sharing one. */
+	else if (!leased && node_id == NULL)
+		note_bad_setting("idgen.node_id",
+						 pstrdup("idgen.node_id is not set. Every server that generates IDs needs a node id of its own, so idgen does not assume one."),
+						 false);
+}
+
 /* Settings fixed at server start: only definable while preloading. */
 static void
 define_postmaster_settings(void)
@@ -102,6 +170,8 @@ define_postmaster_settings(void)
 	char	   *node_bits = configured_value("idgen.node_bits");
 	char	   *epoch = configured_value("idgen.epoch");
 	char	   *max_marks = configured_value("idgen.max_marks");
+	char	   *registry = configured_value("idgen.node_registry");
+	char	   *lease_s = configured_value("idgen.node_lease_s");
 
 	DefineCustomIntVariable("idgen.node_id",
 							"Node id of this server, different on every server that generates IDs.",
@@ -131,16 +201,35 @@ define_postmaster_settings(void)
 							SETTINGS_DEFAULT_MAX_MARKS, SETTINGS_MIN_MAX_MARKS, SETTINGS_MAX_MAX_MARKS,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
+	DefineCustomStringVariable("idgen.node_registry",
+							   "Connection string of the registry database this server leases its node id from; empty: none.",
+							   "Set it instead of idgen.node_id on every server that leases.",
+							   &idgen_node_registry,
+							   "",
+							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
+							   settings_check_registry, NULL, NULL);
+	DefineCustomIntVariable("idgen.node_lease_s",
+							"How long a node id lease lasts without renewal.",
+							"The lease is renewed every third of it; a server that cannot renew stops generating before it ends.",
+							&idgen_node_lease_s,
+							SETTINGS_DEFAULT_NODE_LEASE_S, SETTINGS_MIN_NODE_LEASE_S, SETTINGS_MAX_NODE_LEASE_S,
+							PGC_POSTMASTER, GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomStringVariable("idgen.lease_test_unsafe",
+							   "Protections of node id leases to disable, for tests that show what they prevent.",
+							   "A comma-separated list of \"fence\" and \"ceiling\". Never set it on a server whose IDs matter.",
+							   &idgen_lease_test_unsafe,
+							   "",
+							   PGC_POSTMASTER, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
+							   NULL, NULL, NULL);
 
 	check_configured_value("idgen.node_bits", node_bits, true);
 	check_configured_value("idgen.epoch", epoch, true);
 	check_configured_value("idgen.node_id", node_id, false);
 	check_configured_value("idgen.max_marks", max_marks, false);
-	/* A default node id is how two servers end up sharing one. */
-	if (node_id == NULL)
-		note_bad_setting("idgen.node_id",
-						 pstrdup("idgen.node_id is not set. Every server that generates IDs needs a node id of its own, so idgen does not assume one."),
-						 false);
+	check_configured_value("idgen.node_registry", registry, false);
+	check_configured_value("idgen.node_lease_s", lease_s, false);
+	check_node_id_source(node_id);
 	if (idgen_node_id > LAYOUT_MASK(idgen_node_bits))
 		note_bad_setting("idgen.node_id",
 						 psprintf("idgen.node_id is %d, but idgen.node_bits = %d allows node ids from 0 to %lld.",
@@ -229,6 +318,7 @@ report_bad_setting(void)
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("idgen cannot be used because %s is invalid", bad_setting),
 			 errdetail_internal("%s", bad_setting_detail),
+			 bad_setting_hint ? errhint("%s", bad_setting_hint) :
 			 errhint("Correct %s in postgresql.conf and restart the server.", bad_setting)));
 }
 

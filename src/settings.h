@@ -18,7 +18,15 @@
 #define SETTINGS_MIN_MAX_MARKS		64
 #define SETTINGS_MAX_MAX_MARKS		65536
 
+/* idgen.node_lease_s */
+#define SETTINGS_DEFAULT_NODE_LEASE_S	30
+#define SETTINGS_MIN_NODE_LEASE_S		5
+#define SETTINGS_MAX_NODE_LEASE_S		3600
+
 extern int	idgen_node_id;
+extern char *idgen_node_registry;
+extern int	idgen_node_lease_s;
+extern char *idgen_lease_test_unsafe;
 extern int	idgen_node_bits;
 extern char *idgen_epoch;
 extern int	idgen_max_marks;

@@ -31,6 +31,8 @@ like($err, qr/idgen must be loaded via shared_preload_libraries/, 'and idgen_sta
 like($err, qr/idgen must be loaded via shared_preload_libraries/, 'and idgen_stats_reset()');
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM idgen_capacity');
 like($err, qr/idgen must be loaded via shared_preload_libraries/, 'and idgen_capacity');
+is($node->safe_psql('postgres', 'SELECT source, node_id IS NULL FROM idgen_node_lease'),
+	'setting|t', 'idgen_node_lease knows no node id without preloading');
 
 is($node->safe_psql('postgres',
 	"SET TimeZone = 'UTC'; SELECT ts FROM idgen_decode(4194304000)"),

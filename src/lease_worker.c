@@ -1,0 +1,520 @@
+/*
+ * lease_worker.c
+ *		The "idgen node lease" background worker: leases this server's node
+ *		id from the registry (idgen.node_registry) over libpq, renews it
+ *		every third of idgen.node_lease_s, and publishes it in shared memory
+ *		(lease.h), where backends check it.
+ *
+ * Acquiring: the registry function idgen_lease_acquire() hands out a node
+ * id that no live lease holds and returns the mark its previous holders
+ * reported; the worker raises this server's marks of the node id above
+ * that mark (durably, in idgen_hwm and WAL), keeps the new holder token in
+ * $PGDATA/idgen_lease, and only then renews and publishes the lease.
+ *
+ * Renewing: idgen_lease_renew() takes the token and a mark above every tick
+ * this server may start before its next renewal; the registry keeps the
+ * mark, and the worker publishes it as the ceiling, and the renewal's send
+ * time plus the lease less a margin as the fence (lease.c).  A renewal that
+ * fails for want of the registry leaves the lease to run out on the fence;
+ * one refused because another server holds the node id now loses it for
+ * the rest of the server run.
+ *
+ * Releasing, at shutdown: the fence is closed first, then the release
+ * reports this server's highest mark of the node id, so that a restart,
+ * which gets the node id back with the token, starts near the clock.
+ *
+ * The token file also names the postmaster (pid and start time) that
+ * acquired the lease: a worker restarted within the same server run
+ * (after it or a backend crashed) renews the lease it finds there, while a
+ * copy of the data directory, started by another postmaster, must acquire.
+ *
+ * All libpq calls wait on the latch with a deadline, so a registry that
+ * hangs never keeps the worker from shutting down; backends never wait
+ * for the worker, as the fence runs out by itself.
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "postmaster/postmaster.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "clock.h"
+#include "durable.h"
+#include "hwm.h"
+#include "lease.h"
+#include "settings.h"
+
+#define LEASE_FILE		"idgen_lease"
+#define LEASE_FILE_TMP	"idgen_lease.tmp"
+/* How long to wait before trying the registry again. */
+#define LEASE_RETRY_MS	1000
+/* The longest tick a layout may have (layout.c): a tick must end below the ceiling. */
+#define LEASE_LONGEST_TICK_MS 1000
+
+PGDLLEXPORT void lease_worker_main(Datum arg);
+
+/* The worker's own view of the lease. */
+typedef struct Holder
+{
+	PGconn	   *conn;
+	int			node_id;		/* -1: none */
+	char		token[64];		/* "" when none */
+	bool		lost;
+	bool		held;			/* the last renewal succeeded */
+	int64		next_renew_us;	/* monotonic */
+	char		identity[MAXPGPATH + 128];	/* what the registry shows */
+} Holder;
+
+static Holder me = {.node_id = -1};
+
+static int64
+lease_ms(void)
+{
+	return (int64) idgen_node_lease_s * 1000;
+}
+
+/*
+ * The fence's margin: the registry counts from when it received the
+ * renewal, after it was sent, so the margin covers only the two clocks'
+ * rates differing; a tenth of the lease, at least half a second.
+ */
+static int64
+lease_margin_us(void)
+{
+	return Max(lease_ms() * 100, 500000);
+}
+
+/* Publishes what the worker knows; NULL error leaves the old one. */
+static void
+lease_publish(LeaseState state, const char *error)
+{
+	SpinLockAcquire(&lease->mutex);
+	lease->state = state;
+	lease->node_id = me.node_id;
+	if (error != NULL)
+		strlcpy(lease->error, error, sizeof(lease->error));
+	SpinLockRelease(&lease->mutex);
+}
+
+static void
+lease_fence_now(void)
+{
+	pg_atomic_write_u64(&lease->valid_until_us, 0);
+	pg_memory_barrier();
+}
+
+/* ---- libpq, waiting on the latch with a deadline ---- */
+
+/* Waits for the socket; false at the deadline or when shutting down. */
+static bool
+lease_wait_socket(PGconn *conn, int io_flag, int64 deadline_us)
+{
+	for (;;)
+	{
+		int64		left_ms = (deadline_us - lease_monotonic_us()) / 1000;
+		int			rc;
+
+		if (left_ms <= 0 || ShutdownRequestPending)
+			return false;
+		rc = WaitLatchOrSocket(MyLatch,
+							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | io_flag,
+							   PQsocket(conn), left_ms, PG_WAIT_EXTENSION);
+		if (rc & WL_LATCH_SET)
+			ResetLatch(MyLatch);
+		if (rc & io_flag)
+			return true;
+	}
+}
+
+static void
+lease_disconnect(void)
+{
+	if (me.conn != NULL)
+		PQfinish(me.conn);
+	me.conn = NULL;
+}
+
+/* Connects to the registry unless connected; false with *err set. */
+static bool
+lease_connect(int64 deadline_us, char **err)
+{
+	const char *keys[] = {"application_name", "dbname", NULL};
+	const char *vals[] = {"idgen node lease", idgen_node_registry, NULL};
+	PostgresPollingStatusType status = PGRES_POLLING_WRITING;
+
+	if (me.conn != NULL && PQstatus(me.conn) == CONNECTION_OK)
+		return true;
+	lease_disconnect();
+	me.conn = PQconnectStartParams(keys, vals, 1);
+	if (me.conn == NULL || PQstatus(me.conn) == CONNECTION_BAD)
+		status = PGRES_POLLING_FAILED;
+	while (status != PGRES_POLLING_OK && status != PGRES_POLLING_FAILED)
+	{
+		int			io_flag = status == PGRES_POLLING_READING ?
+			WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
+
+		if (!lease_wait_socket(me.conn, io_flag, deadline_us))
+		{
+			*err = psprintf("Could not connect to the registry within %lld ms.",
+							(long long) lease_ms() / 3);
+			lease_disconnect();
+			return false;
+		}
+		status = PQconnectPoll(me.conn);
+	}
+	if (status == PGRES_POLLING_FAILED)
+	{
+		*err = psprintf("Could not connect to the registry: %s",
+						me.conn ? pchomp(PQerrorMessage(me.conn)) : "out of memory");
+		lease_disconnect();
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Runs a query with text parameters; the result, or NULL with *err set.
+ * A failed call drops the connection, unless the registry answered with
+ * an error (*sqlstate then says which).
+ */
+static PGresult *
+lease_exec(const char *sql, int nparams, const char *const *params, int64 deadline_us,
+		   char **err, char *sqlstate)
+{
+	PGresult   *last = NULL;
+	PGresult   *r;
+
+	sqlstate[0] = '\0';
+	if (!lease_connect(deadline_us, err))
+		return NULL;
+	if (!PQsendQueryParams(me.conn, sql, nparams, NULL, params, NULL, NULL, 0))
+		goto broken;
+	while (PQflush(me.conn) == 1)
+		if (!lease_wait_socket(me.conn, WL_SOCKET_WRITEABLE, deadline_us))
+			goto timeout;
+	for (;;)
+	{
+		while (PQisBusy(me.conn))
+		{
+			if (!lease_wait_socket(me.conn, WL_SOCKET_READABLE, deadline_us))
+				goto timeout;
+			if (!PQconsumeInput(me.conn))
+				goto broken;
+		}
+		r = PQgetResult(me.conn);
+		if (r == NULL)
+			break;
+		if (last)
+			PQclear(last);
+		last = r;
+	}
+	if (last == NULL)
+		goto broken;
+	if (PQresultStatus(last) == PGRES_TUPLES_OK)
+		return last;
+	{
+		const char *state = PQresultErrorField(last, PG_DIAG_SQLSTATE);
+		const char *primary = PQresultErrorField(last, PG_DIAG_MESSAGE_PRIMARY);
+		const char *detail = PQresultErrorField(last, PG_DIAG_MESSAGE_DETAIL);
+
+		strlcpy(sqlstate, state ? state : "", 6);
+		*err = psprintf("The registry answered: %s.%s%s",
+						primary ? primary : pchomp(PQresultErrorMessage(last)),
+						detail ? " " : "", detail ? detail : "");
+		PQclear(last);
+		/* a lost connection reports no SQLSTATE, or class 08 */
+		if (sqlstate[0] == '\0' || strncmp(sqlstate, "08", 2) == 0)
+			lease_disconnect();
+		return NULL;
+	}
+timeout:
+	*err = psprintf("The registry did not answer within %lld ms.", (long long) lease_ms() / 3);
+	if (last)
+		PQclear(last);
+	lease_disconnect();
+	return NULL;
+broken:
+	*err = psprintf("The connection to the registry failed: %s", pchomp(PQerrorMessage(me.conn)));
+	if (last)
+		PQclear(last);
+	lease_disconnect();
+	return NULL;
+}
+
+/* ---- the token file ---- */
+
+static void
+lease_file_write(void)
+{
+	char	   *data = psprintf("%s %d %d " INT64_FORMAT "\n", me.token, me.node_id,
+								(int) PostmasterPid, (int64) PgStartTime);
+
+	durable_replace_file(LEASE_FILE, LEASE_FILE_TMP, data, strlen(data));
+}
+
+/*
+ * Reads the token; returns the node id when this server run acquired it
+ * (the same postmaster), else -1.
+ */
+static int
+lease_file_read(void)
+{
+	FILE	   *f = AllocateFile(LEASE_FILE, "r");
+	char		token[64];
+	int			node;
+	int			pid;
+	int64		started;
+	int			n;
+
+	me.token[0] = '\0';
+	if (f == NULL)
+		return -1;
+	n = fscanf(f, "%63s %d %d " INT64_FORMAT, token, &node, &pid, &started);
+	FreeFile(f);
+	if (n < 1)
+		return -1;
+	strlcpy(me.token, token, sizeof(me.token));
+	if (n == 4 && pid == (int) PostmasterPid && started == (int64) PgStartTime)
+		return node;
+	return -1;
+}
+
+/* ---- the protocol ---- */
+
+/*
+ * The mark to report: above every tick this server may start before its
+ * next renewal succeeds, as its fence stops it by then; and above every
+ * mark it has of the node id.
+ */
+static int64
+lease_report_mark(void)
+{
+	int64		base = Max(clock_now_ms(), hwm_node_highest(me.node_id, idgen_node_bits));
+
+	return base + lease_ms() + idgen_limits.max_lead_ms + LEASE_LONGEST_TICK_MS;
+}
+
+static void
+lease_lost(const char *err)
+{
+	lease_fence_now();
+	me.lost = true;
+	lease_publish(LEASE_LOST, err);
+	ereport(LOG,
+			(errmsg("idgen: node id %d is no longer leased to this server", me.node_id),
+			 errdetail_internal("%s", err),
+			 errhint("Restart the server to lease another node id.")));
+}
+
+/* Renews the lease; false when it failed (the fence then runs out). */
+static bool
+lease_renew(void)
+{
+	int64		sent_us = lease_monotonic_us();
+	char		node[16],
+				lease_s[16],
+				mark[32];
+	const char *params[] = {node, me.token, lease_s, mark};
+	char	   *err = NULL;
+	char		sqlstate[6];
+	PGresult   *r;
+	int64		ceiling;
+
+	snprintf(node, sizeof(node), "%d", me.node_id);
+	snprintf(lease_s, sizeof(lease_s), "%d", idgen_node_lease_s);
+	snprintf(mark, sizeof(mark), INT64_FORMAT, lease_report_mark());
+	r = lease_exec("SELECT idgen_lease_renew($1, $2, $3, $4)", 4, params,
+				   sent_us + lease_ms() * 1000 / 3, &err, sqlstate);
+	if (r == NULL)
+	{
+		me.held = false;
+		if (strcmp(sqlstate, "55000") == 0)
+			lease_lost(err);
+		else
+			lease_publish(LEASE_RENEWING, err);
+		return false;
+	}
+	ceiling = (int64) strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	/* the ceiling before the fence: a backend may see the new fence only with it */
+	pg_atomic_write_u64(&lease->ceiling_ms, (uint64) ceiling);
+	pg_write_barrier();
+	pg_atomic_write_u64(&lease->valid_until_us,
+						(uint64) (sent_us + lease_ms() * 1000 - lease_margin_us()));
+	SpinLockAcquire(&lease->mutex);
+	lease->renewed_at = GetCurrentTimestamp();
+	SpinLockRelease(&lease->mutex);
+	lease_publish(LEASE_HELD, "");
+	me.held = true;
+	me.next_renew_us = sent_us + lease_ms() * 1000 / 3;
+	return true;
+}
+
+/*
+ * Acquires a node id: the registry's, then this server's marks of it above
+ * its previous holders', then the first renewal.
+ */
+static void
+lease_acquire(void)
+{
+	char		bits[16],
+				sysid[32],
+				lease_s[16];
+	const char *params[] = {bits, me.identity, sysid, me.token[0] ? me.token : NULL, lease_s};
+	char	   *err = NULL;
+	char		sqlstate[6];
+	PGresult   *r;
+	int64		previous_mark;
+
+	snprintf(bits, sizeof(bits), "%d", idgen_node_bits);
+	snprintf(sysid, sizeof(sysid), INT64_FORMAT, (int64) GetSystemIdentifier());
+	snprintf(lease_s, sizeof(lease_s), "%d", idgen_node_lease_s);
+	r = lease_exec("SELECT node_id, new_token, previous_mark_ms FROM idgen_lease_acquire($1, $2, $3, $4, $5)",
+				   5, params, lease_monotonic_us() + lease_ms() * 1000 / 3, &err, sqlstate);
+	if (r == NULL)
+	{
+		lease_publish(LEASE_ACQUIRING, err);
+		return;
+	}
+	me.node_id = atoi(PQgetvalue(r, 0, 0));
+	strlcpy(me.token, PQgetvalue(r, 0, 1), sizeof(me.token));
+	previous_mark = (int64) strtoll(PQgetvalue(r, 0, 2), NULL, 10);
+	PQclear(r);
+	/* the marks hwm.c keeps free room for are this node id's */
+	idgen_node_id = me.node_id;
+	hwm_raise_node_floor(me.node_id, idgen_node_bits, previous_mark);
+	/*
+	 * Only now: a worker restarted in this server run renews the lease the
+	 * file names without raising the marks again.
+	 */
+	lease_file_write();
+	SpinLockAcquire(&lease->mutex);
+	lease->acquired_at = GetCurrentTimestamp();
+	lease->previous_mark_ms = previous_mark;
+	SpinLockRelease(&lease->mutex);
+	ereport(LOG,
+			(errmsg("idgen: leased node id %d from registry \"%s\"", me.node_id,
+					lease_registry_display()),
+			 errdetail("IDs start after %s, the mark of its previous holders.",
+					   timestamptz_to_str(clock_ms_to_timestamptz(previous_mark)))));
+	(void) lease_renew();
+}
+
+/*
+ * At shutdown: close the fence, then report the highest mark of the node
+ * id, which every tick started before the fence closed lies below.
+ */
+static void
+lease_release(void)
+{
+	char		node[16],
+				mark[32];
+	const char *params[] = {node, me.token, mark};
+	char	   *err = NULL;
+	char		sqlstate[6];
+	PGresult   *r;
+
+	lease_fence_now();
+	if (me.node_id < 0 || me.lost)
+		return;
+	snprintf(node, sizeof(node), "%d", me.node_id);
+	snprintf(mark, sizeof(mark), INT64_FORMAT, hwm_node_highest(me.node_id, idgen_node_bits));
+	/* ShutdownRequestPending would end the wait at once */
+	ShutdownRequestPending = false;
+	r = lease_exec("SELECT idgen_lease_release($1, $2, $3)", 3, params,
+				   lease_monotonic_us() + 2000000, &err, sqlstate);
+	if (r != NULL)
+		PQclear(r);
+	else
+		ereport(LOG,
+				(errmsg("idgen: could not release the lease of node id %d", me.node_id),
+				 errdetail_internal("%s", err)));
+}
+
+static void
+lease_identity(void)
+{
+	char		host[256];
+
+	if (gethostname(host, sizeof(host)) != 0)
+		strlcpy(host, "?", sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	snprintf(me.identity, sizeof(me.identity), "%s:%d %s", host, PostPortNumber, DataDir);
+}
+
+void
+lease_worker_main(Datum arg)
+{
+	MemoryContext cxt;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+	cxt = AllocSetContextCreate(TopMemoryContext, "idgen node lease", ALLOCSET_DEFAULT_SIZES);
+	lease_identity();
+	me.node_id = lease_file_read();
+	if (me.node_id >= 0)
+	{
+		/* restarted within the server run that acquired it: renew it */
+		idgen_node_id = me.node_id;
+		me.next_renew_us = 0;
+	}
+
+	while (!ShutdownRequestPending)
+	{
+		int64		wait_ms = LEASE_RETRY_MS;
+
+		MemoryContextReset(cxt);
+		MemoryContextSwitchTo(cxt);
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (me.lost)
+			;
+		else if (me.node_id < 0)
+			lease_acquire();
+		else if (lease_monotonic_us() >= me.next_renew_us)
+			(void) lease_renew();
+		if (!me.lost && me.held)
+			wait_ms = Max((me.next_renew_us - lease_monotonic_us()) / 1000, 1);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(wait_ms, lease_ms()), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	MemoryContextSwitchTo(cxt);
+	lease_release();
+	lease_disconnect();
+	proc_exit(0);
+}
+
+/* During preload, when idgen.node_registry is set. */
+void
+lease_worker_register(void)
+{
+	BackgroundWorker worker = {0};
+
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	/* a standby generates nothing, and leases nothing until promoted */
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = 1;
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "idgen");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "lease_worker_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "idgen node lease");
+	snprintf(worker.bgw_type, BGW_MAXLEN, "idgen node lease");
+	RegisterBackgroundWorker(&worker);
+}

@@ -1,0 +1,385 @@
+# Node ids leased from a registry (idgen.node_registry): two servers lease
+# distinct ids, a restart and a backend crash keep the id, a clone of a
+# holder refuses while both ids of idgen.node_bits = 1 are held, a holder
+# frozen past its lease loses its id to another server and, woken, makes
+# nothing under it, a holder whose lease worker alone is frozen stops
+# before its id changes hands, a registry outage stops holders only once
+# their leases run out, and a standby promoted while its primary lives
+# waits for a free id.  Every ID all servers made is distinct.  The
+# controls: the clone with its source's node id set by hand, and the
+# frozen holder with the fence and the ceiling disabled
+# (idgen.lease_test_unsafe), repeat the other server's IDs; with
+# only one of the two disabled, the other still refuses; without the fence,
+# a holder whose worker is frozen generates after its id changed hands.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+my $lease_s = 5;
+
+# The registry: any database with idgen; it generates nothing itself.
+my $registry = idgen_node('registry', "idgen.node_id = 0\n");
+my $reg = conninfo($registry);
+my $lease_conf = "idgen.node_registry = '$reg'\nidgen.node_lease_s = $lease_s\nidgen.node_bits = 1\n";
+
+sub leasing_node
+{
+	my ($name, $extra, %init) = @_;
+	my $node = idgen_node($name, $lease_conf . ($extra // ''), %init);
+	$node->safe_psql('postgres', 'CREATE TABLE ids (id bigint); CREATE TABLE ctl (id bigint)');
+	return $node;
+}
+
+# Waits until the node holds a lease; returns its node id.
+sub leased
+{
+	my ($node) = @_;
+	$node->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease")
+	  or die $node->name . ' did not lease a node id: '
+	  . $node->safe_psql('postgres', 'SELECT last_error FROM idgen_node_lease');
+	return $node->safe_psql('postgres', 'SELECT node_id FROM idgen_node_lease');
+}
+
+# n IDs into the table, at the clock shifted to at_ms (Unix ms) if given;
+# returns the psql result triple.  Table ctl gets IDs of layout pgedge,
+# which has no worker field: two servers with one node id then make the
+# same IDs in the same milliseconds, whichever worker ids their backends
+# hold.
+sub burst_into
+{
+	my ($node, $table, $n, $at_ms, $session) = @_;
+	my $layout = $table eq 'ctl' ? "'pgedge'" : '';
+	my $sql = '';
+	$sql .= "SELECT set_config('idgen.clock_offset_ms', ($at_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);\n"
+	  if defined $at_ms;
+	$sql .= "INSERT INTO $table SELECT idgen_next($layout) FROM generate_series(1, $n);";
+	return $session->query($sql) if $session;
+	return $node->psql('postgres', $sql);
+}
+
+sub ids_of
+{
+	my ($node, $table) = @_;
+	return split /\n/, $node->safe_psql('postgres', "SELECT id FROM $table");
+}
+
+sub first_ms
+{
+	my ($node, $table) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT (extract(epoch FROM (idgen_decode(min(id), 'pgedge')).ts) * 1000)::bigint FROM $table");
+}
+
+sub common
+{
+	my ($x, $y) = @_;
+	my %seen = map { $_ => 1 } @$x;
+	return scalar grep { $seen{$_} } @$y;
+}
+
+sub node_of
+{
+	my ($node, $table) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT string_agg(DISTINCT (idgen_decode(id)).node_id::text, ',') FROM $table");
+}
+
+# Stops (SIGSTOP) or wakes (SIGCONT) the postmaster and all its children.
+sub signal_server
+{
+	my ($node, $sig) = @_;
+	my $pm = $node->{_pid};
+	my @pids = ($pm, split(/\s+/, `pgrep -P $pm` // ''));
+	kill $sig, grep { /^\d+$/ } @pids;
+	return;
+}
+
+my ($ret, $out, $err);
+
+# --- two servers lease distinct ids
+my $a = leasing_node('a', "restart_after_crash = on\n", allows_streaming => 1);
+my $b = leasing_node('b', '', allows_streaming => 1);
+my $na = leased($a);
+my $nb = leased($b);
+isnt($na, $nb, "a and b lease distinct node ids ($na, $nb)");
+is($registry->safe_psql('postgres', 'SELECT count(*) FROM idgen_leases WHERE held'), 2,
+	'the registry shows both leases held');
+like($registry->safe_psql('postgres', "SELECT holder FROM idgen_leases WHERE node_id = $na"),
+	qr/\Q${\ $a->data_dir }\E$/, "the registry names a's data directory as the holder");
+is($a->safe_psql('postgres', 'SELECT source, registry ~ \'dbname=postgres\', seconds_left > 0 FROM idgen_node_lease'),
+	'lease|t|t', 'a says its node id comes from a lease, from which registry, and for how long');
+($ret, $out, $err) = burst_into($a, 'ids', 20000);
+is($ret, 0, 'a generates') or diag($err);
+burst_into($b, 'ids', 20000);
+is(node_of($a, 'ids'), $na, "a's IDs carry its node id");
+is(node_of($b, 'ids'), $nb, "b's IDs carry its node id");
+
+# --- a restart keeps the id, and starts after the IDs it made
+$a->restart;
+is(leased($a), $na, 'a restarted leases its node id again');
+burst_into($a, 'ids', 20000);
+
+# A backend's crash reinitialises shared memory, not the postmaster: the
+# worker renews the lease it finds in the token file.
+my $offset = -s $a->logfile;
+ok(crash_backend($a), 'a reinitialised after a backend crashed');
+is(leased($a), $na, 'a keeps its node id across the reinitialisation');
+ok(!$a->log_contains('leased node id', $offset), 'renewing its lease, not acquiring one');
+burst_into($a, 'ids', 20000);
+
+# --- a clone of a, started as a primary, refuses while both ids are held
+my $clone = node_from_backup($a, 'clone', streaming => 0);
+$clone->poll_query_until('postgres', "SELECT last_error ~ 'are leased' FROM idgen_node_lease")
+  or die 'the clone did not try the registry';
+($ret, $out, $err) = $clone->psql('postgres', 'SELECT idgen_next()');
+isnt($ret, 0, 'the clone of a holder does not generate while both node ids are held');
+like($err, qr/idgen holds no node id lease from registry "host=\S+ port=\d+ dbname=postgres"/,
+	'the error names the registry');
+like($err, qr/all 2 node ids of idgen.node_bits = 1 are leased/, 'and says every node id is held');
+like($err, qr/\Q${\ $a->data_dir }\E.*\Q${\ $b->data_dir }\E|\Q${\ $b->data_dir }\E.*\Q${\ $a->data_dir }\E/s,
+	'and lists the holders');
+is($clone->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'acquiring',
+	'idgen_node_lease shows the clone without a lease');
+$clone->stop;
+
+# Control: the same clone with its source's node id set by hand makes the
+# IDs a makes at the same time.
+# The reference burst is long, so that the other, shifted to its first
+# millisecond, falls within it however long its first mark takes.
+burst_into($a, 'ctl', 300000);
+my $manual = node_from_backup($a, 'manual', streaming => 0, backup => 'clone_base',
+	conf => "idgen.node_registry = ''\nidgen.node_id = $na\n");
+($ret, $out, $err) = burst_into($manual, 'ctl', 50000, first_ms($a, 'ctl'));
+my @a_ids = ids_of($a, 'ctl');
+my @manual_ids = ids_of($manual, 'ctl');
+cmp_ok(common(\@a_ids, \@manual_ids), '>', 0,
+	'control: the clone with a node id set by hand repeats IDs of a')
+  or diag("$ret $err");
+$a->safe_psql('postgres', 'CREATE TABLE pgedge_ids AS SELECT id FROM ctl');
+$manual->stop;
+
+# --- a holder frozen past its lease loses its id, and woken makes nothing under it
+sub frozen_holder
+{
+	my ($holder, $taker, $expect) = @_;
+	my $session = $holder->background_psql('postgres', on_error_stop => 0);
+	$session->query_safe("SELECT idgen_next(), idgen_next('pgedge')");
+	my $held = leased($holder);
+	signal_server($holder, 'STOP');
+	my $frozen_at = time;
+	# $taker, once started or reconnected, waits for the lease to expire
+	my $nt = leased($taker);
+	# the last renewal was at most a third of the lease before the freeze
+	ok(time - $frozen_at >= $lease_s * 2 / 3 - 0.5,
+		"$expect: the id went to another server only after the lease expired");
+	is($nt, $held, "$expect: the other server leases the frozen holder's id");
+	$taker->safe_psql('postgres', 'TRUNCATE ctl');
+	burst_into($taker, 'ctl', 300000);
+	my $at = first_ms($taker, 'ctl');
+	signal_server($holder, 'CONT');
+	$holder->safe_psql('postgres', 'TRUNCATE ctl');
+	my $r = burst_into($holder, 'ctl', 50000, $at, $session);
+	my $woken_err = $session->{stderr};
+	$session->quit;
+	my @h = ids_of($holder, 'ctl');
+	my @t = ids_of($taker, 'ctl');
+	return (scalar @h, common(\@h, \@t), $woken_err);
+}
+
+my $d = leasing_node('d');
+is($d->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'acquiring',
+	'd waits while a and b hold both ids');
+my ($made, $repeats, $woken_err) = frozen_holder($a, $d, 'fenced');
+is($made, 0, 'the frozen holder, woken, makes no ID under the id it lost');
+like($woken_err, qr/idgen holds no node id lease/, 'its session is refused');
+($ret, $out, $err) = $a->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/was leased to another server/, 'and so is a new session, saying why');
+$a->poll_query_until('postgres', "SELECT state = 'lost' FROM idgen_node_lease");
+is($a->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'lost',
+	'idgen_node_lease shows the lease lost');
+$d->safe_psql('postgres', 'CREATE TABLE pgedge_ids AS SELECT id FROM ctl');
+
+# Each protection alone refuses the woken holder; the control, with both
+# disabled, repeats.  The holder leases again once the taker releases.
+sub rerun_frozen
+{
+	my ($unsafe) = @_;
+	$a->stop;
+	$d->stop;
+	$a->adjust_conf('postgresql.conf', 'idgen.lease_test_unsafe', "'$unsafe'");
+	$a->start;
+	leased($a);
+	$d->start;
+	return frozen_holder($a, $d, "without the $unsafe");
+}
+$a->append_conf('postgresql.conf', "idgen.lease_test_unsafe = ''\n");
+($made, $repeats, $woken_err) = rerun_frozen('fence');
+is($made, 0, 'without the fence, the ceiling alone refuses the woken holder');
+# the ceiling's check failed; the message gives the worker's reason if it has one
+like($woken_err, qr/is beyond the mark the registry holds|was leased to another server/, 'saying so');
+$d->safe_psql('postgres', 'INSERT INTO pgedge_ids SELECT id FROM ctl');
+($made, $repeats, $woken_err) = rerun_frozen('ceiling');
+is($made, 0, 'without the ceiling, the fence alone refuses the woken holder');
+like($woken_err, qr/ran out before it could be renewed|was leased to another server/, 'saying so');
+$d->safe_psql('postgres', 'INSERT INTO pgedge_ids SELECT id FROM ctl');
+($made, $repeats) = rerun_frozen('fence,ceiling');
+cmp_ok($repeats, '>', 0,
+	"control: without fence and ceiling, the woken holder repeats the new holder's IDs ($repeats of $made)");
+$a->stop;
+
+# --- the registry stopped: holders generate for the rest of their lease,
+# then refuse naming the registry, and resume once it is back
+my $nd = leased($d);
+$nb = leased($b);
+$registry->stop;
+my $stopped_at = time;
+($ret, $out, $err) = burst_into($b, 'ids', 1000);
+is($ret, 0, 'with the registry down, b still generates within its lease');
+$b->poll_query_until('postgres', "SELECT seconds_left = 0 FROM idgen_node_lease")
+  or die 'the lease did not run out';
+cmp_ok(time - $stopped_at, '<=', $lease_s + 1, 'the lease runs out within its length');
+($ret, $out, $err) = $b->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/idgen holds no node id lease from registry "host=\S+ port=\d+ dbname=postgres".*ran out/s,
+	'then b refuses, naming the registry');
+like($err, qr/connect|connection/i, 'and why');
+$registry->start;
+is(leased($b), $nb, 'b renews its lease once the registry is back');
+is(leased($d), $nd, 'so does d');
+($ret, $out, $err) = burst_into($b, 'ids', 20000);
+is($ret, 0, 'b generates again') or diag($err);
+burst_into($d, 'ids', 20000);
+
+# --- only d's lease worker frozen: d's backends stop at the fence by
+# themselves, before the registry gives the id to another server
+sub worker_pid
+{
+	my ($node) = @_;
+	my $pm = $node->{_pid};
+	my $pid = `pgrep -P $pm -f 'idgen node lease'`;
+	chomp $pid;
+	return $pid;
+}
+
+# Generates an ID every few milliseconds until refused; returns when, by
+# the server's clock (the registry's: one machine).
+sub generate_until_refused
+{
+	my ($node) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', q{
+		DO $$ BEGIN
+			LOOP PERFORM idgen_next(); PERFORM pg_sleep(0.002); END LOOP;
+		EXCEPTION WHEN object_not_in_prerequisite_state THEN
+			RAISE NOTICE 'refused at %', extract(epoch FROM clock_timestamp());
+		END $$});
+	return $err =~ /refused at ([\d.]+)/ ? $1 : undef;
+}
+
+sub frozen_worker
+{
+	my ($holder, $taker, $expect) = @_;
+	my $held = leased($holder);
+	my $worker = worker_pid($holder);
+	kill 'STOP', $worker;
+	my $frozen_at = time;
+	my $refused_at = generate_until_refused($holder);
+	is(leased($taker), $held, "$expect: the other server then leases the id");
+	my $acquired_at = $registry->safe_psql('postgres',
+		"SELECT extract(epoch FROM acquired_at) FROM idgen_leases WHERE node_id = $held");
+	kill 'CONT', $worker;
+	return ($refused_at - $frozen_at, $refused_at - $acquired_at);
+}
+
+$a->adjust_conf('postgresql.conf', 'idgen.lease_test_unsafe', "''");
+$a->start;
+my ($stopped_after, $before_taken) = frozen_worker($d, $a, 'worker frozen');
+cmp_ok($stopped_after, '<=', $lease_s,
+	sprintf("d's backends stop %.2f s after its worker froze, within the lease", $stopped_after));
+cmp_ok($before_taken, '<', 0,
+	sprintf('%.2f s before the registry gave its id to a', -$before_taken));
+
+# Control: without the fence, the backends go on until the ceiling, after
+# the id went to another server: two servers generate under it at once
+# (without repeating each other, as the ceiling still holds).
+$a->stop;    # releases the id
+$d->stop;
+$d->append_conf('postgresql.conf', "idgen.lease_test_unsafe = 'fence'\n");
+$d->start;
+leased($d);
+$a->start;
+($stopped_after, $before_taken) = frozen_worker($d, $a, 'worker frozen, no fence');
+cmp_ok($before_taken, '>', 0,
+	sprintf('control: without the fence, d generated for %.2f s after its id went to a', $before_taken));
+$d->stop;
+$d->adjust_conf('postgresql.conf', 'idgen.lease_test_unsafe', "''");
+
+# --- a standby of b promoted while b lives is another holder: it waits
+# while every node id is held, and takes b's once b released it
+my $standby = node_from_backup($b, 'standby');
+$b->wait_for_catchup($standby);
+$standby->promote;
+$standby->safe_psql('postgres', 'CREATE TABLE ids2 (id bigint)');
+$standby->poll_query_until('postgres', "SELECT last_error ~ 'are leased' FROM idgen_node_lease")
+  or die 'the promoted standby did not try the registry';
+($ret, $out, $err) = $standby->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/all 2 node ids of idgen.node_bits = 1 are leased/,
+	'a standby promoted while its primary lives does not share its node id');
+burst_into($b, 'ids', 20000);
+$b->stop;
+is(leased($standby), $nb, 'once the primary stopped, the promoted standby leases its node id');
+($ret, $out, $err) = burst_into($standby, 'ids2', 20000);
+is($ret, 0, 'and generates') or diag($err);
+
+# --- every ID from all servers
+$b->start;
+$d->start;
+my @all = (ids_of($a, 'ids'), ids_of($b, 'ids'), ids_of($d, 'ids'), ids_of($standby, 'ids2'));
+my %count;
+$count{$_}++ for @all;
+is(scalar(grep { $count{$_} > 1 } keys %count), 0,
+	'no ID repeats across the servers (' . scalar(@all) . ' IDs)');
+my @pgedge = (ids_of($a, 'pgedge_ids'), ids_of($d, 'pgedge_ids'));
+%count = ();
+$count{$_}++ for @pgedge;
+is(scalar(grep { $count{$_} > 1 } keys %count), 0,
+	'nor in layout pgedge, the fenced run included (' . scalar(@pgedge) . ' IDs)');
+
+$_->stop for $a, $b, $d, $standby;
+
+# --- settings: the node id from one source only, a registry libpq can
+# read, a lease of at least 5 s; an unreachable registry is named.
+my $bad = idgen_node('bad', "idgen.node_id = 1\n");
+sub try_setting
+{
+	my ($conf) = @_;
+	set_auto_conf($bad, $conf);
+	my ($ret, $out, $err) = $bad->psql('postgres', 'SELECT idgen_next()');
+	return $err;
+}
+$err = try_setting("idgen.node_registry = '$reg'");
+like($err, qr/ERROR:  idgen cannot be used because idgen.node_registry is invalid/,
+	'idgen.node_id and idgen.node_registry both set: refused');
+like($err, qr/DETAIL:  Both idgen.node_id and idgen.node_registry are set/, 'the detail names both');
+like($err, qr/HINT:  Remove idgen.node_id from postgresql.conf to lease node ids, or idgen.node_registry to set them by hand/,
+	'the hint says what to remove');
+$bad->adjust_conf('postgresql.conf', 'idgen.node_id', undef);
+$err = try_setting("idgen.node_registry = 'host=/nonexistent password=secret bogus=1'");
+like($err, qr/idgen.node_registry is invalid/, 'a registry libpq cannot read is refused');
+unlike($err, qr/secret/, 'without showing its password');
+$err = try_setting("idgen.node_registry = '$reg'\nidgen.node_lease_s = 2");
+like($err, qr/idgen.node_lease_s is invalid/, 'a lease shorter than 5 s is refused');
+set_auto_conf($bad, "idgen.node_registry = 'host=/nonexistent port=1 dbname=postgres password=secret'");
+$bad->poll_query_until('postgres', "SELECT last_error ~ 'Could not connect' FROM idgen_node_lease");
+($ret, $out, $err) = $bad->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/idgen holds no node id lease from registry "host=\/nonexistent port=1 dbname=postgres"/,
+	'an unreachable registry: refused, naming it without its password');
+like($err, qr/Could not connect to the registry/, 'and saying why');
+$bad->stop;
+
+$registry->stop;
+done_testing();

@@ -1,0 +1,61 @@
+-- Where this server's node id comes from: the setting (test/idgen.conf).
+SELECT source, node_id, node_bits, registry, state, valid_until FROM idgen_node_lease;
+
+-- Any database with idgen is a registry.  Two servers lease the two node
+-- ids of idgen.node_bits = 1, the first never leased first.
+SELECT node_id, previous_mark_ms, new_token AS one_token
+FROM idgen_lease_acquire(1, 'one', 1, NULL, 30) \gset
+SELECT :node_id, :previous_mark_ms;
+SELECT node_id, new_token AS two_token FROM idgen_lease_acquire(1, 'two', 2, NULL, 30) \gset
+SELECT :node_id;
+
+-- A third refuses while both are held (the detail lists the holders).
+\set VERBOSITY terse
+SELECT * FROM idgen_lease_acquire(1, 'three', 3, NULL, 30);
+\set VERBOSITY default
+SELECT substring(holder for 5) AS holder FROM idgen_leases WHERE held ORDER BY node_id;
+
+-- Renewing keeps the greater mark; a token that no longer holds the id is refused.
+SELECT idgen_lease_renew(0, :'one_token', 30, 1000);
+SELECT idgen_lease_renew(0, :'one_token', 30, 900);
+\set VERBOSITY terse
+SELECT idgen_lease_renew(0, gen_random_uuid(), 30, 2000);
+\set VERBOSITY default
+
+-- A release hands the id over at once; its next holder starts above the
+-- mark the release reported.
+SELECT idgen_lease_release(0, :'one_token', 500);
+SELECT node_id, previous_mark_ms, new_token AS three_token FROM idgen_lease_acquire(1, 'three', 3, NULL, 30) \gset
+SELECT :node_id, :previous_mark_ms;
+-- The first holder's token is stale now: renewing is refused.
+\set VERBOSITY terse
+SELECT idgen_lease_renew(0, :'one_token', 30, 2000);
+\set VERBOSITY default
+
+-- Both released: a holder presenting its token gets its own id back, even
+-- where another id has been free longer.
+SELECT idgen_lease_release(0, :'three_token', 600);
+SELECT idgen_lease_release(1, :'two_token', 700);
+SELECT node_id, previous_mark_ms FROM idgen_lease_acquire(1, 'two again', 2, :'two_token', 30);
+\set VERBOSITY terse
+SELECT node_id, previous_mark_ms FROM idgen_lease_acquire(1, 'someone', 4, NULL, 30);
+\set VERBOSITY default
+
+-- Every server must have the same idgen.node_bits.
+\set VERBOSITY terse
+SELECT * FROM idgen_lease_acquire(2, 'wider', 5, NULL, 30);
+SELECT * FROM idgen_lease_acquire(11, 'bad', 5, NULL, 30);
+\set VERBOSITY default
+
+SELECT node_id, node_bits, holder, system_identifier, held, released, seconds_left > 25 AS left
+FROM idgen_leases ORDER BY node_id;
+
+-- Only roles granted them may lease; anyone may look.
+SELECT has_function_privilege('public', 'idgen_lease_acquire(integer, text, bigint, uuid, integer)', 'EXECUTE') AS acquire,
+	has_function_privilege('public', 'idgen_lease_renew(integer, uuid, integer, bigint)', 'EXECUTE') AS renew,
+	has_function_privilege('public', 'idgen_lease_release(integer, uuid, bigint)', 'EXECUTE') AS release,
+	has_table_privilege('public', 'idgen_lease', 'SELECT') AS token_table,
+	has_table_privilege('public', 'idgen_leases', 'SELECT') AS leases_view,
+	has_table_privilege('public', 'idgen_node_lease', 'SELECT') AS node_view;
+
+DELETE FROM idgen_lease;
