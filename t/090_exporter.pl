@@ -3,7 +3,9 @@
 # loopback, carry the counts of sessions that generated and ended (one
 # terminated in a transaction), follow a reset, and give each layout's time
 # left; its idgen_horizon metrics count the transactions holding the outbox
-# horizon back and how long they have.
+# horizon back and how long they have; its idgen_node_lease and idgen_leases
+# metrics show, on a server that leases its node id and on the registry, the
+# lease and the seconds left on it.
 use strict;
 use warnings;
 use FindBin;
@@ -123,6 +125,56 @@ $holder->query_safe('COMMIT');
 $holder->quit;
 is(horizon_metric('holders', sub { $_[0] == 0 }), 0, 'horizon: released at commit');
 
+# Node id leases: the exporter's server is a registry (any database with
+# idgen), and a second server leases from it; a second exporter scrapes that.
+sub scrape
+{
+	my ($at, $pattern, $want) = @_;
+	my $value;
+	for (1 .. 100)
+	{
+		my $r = $http->get("http://127.0.0.1:$at/metrics");
+		$value = $1 + 0 if $r->{success} && $r->{content} =~ $pattern;
+		return $value if defined $value && $want->($value);
+		select(undef, undef, undef, 0.2);
+	}
+	return $value;
+}
+is(scrape($port, qr/^idgen_node_lease_node_id\{[^}]*source="setting"[^}]*\}\s+(\S+)$/m, sub { 1 }), 2,
+	'node id lease: the registry\'s own node id comes from the setting');
+my $leaser = idgen_node('leaser', "idgen.node_registry = '" . conninfo($node)
+	  . "'\nidgen.node_lease_s = 30\n");
+$leaser->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease")
+  or die 'no lease: ' . $leaser->safe_psql('postgres', 'SELECT last_error FROM idgen_node_lease');
+my $leased_id = $leaser->safe_psql('postgres', 'SELECT node_id FROM idgen_node_lease');
+my $port2 = PostgreSQL::Test::Cluster::get_free_port();
+my ($out2, $err2) = ('', '');
+my $h2 = do {
+	local $ENV{DATA_SOURCE_NAME} = 'host=' . $leaser->host . ' port=' . $leaser->port
+	  . ' user=' . getpwuid($<) . ' dbname=postgres sslmode=disable';
+	IPC::Run::start(
+		[ $exporter, "--extend.query-path=$queries",
+		  "--web.listen-address=127.0.0.1:$port2",
+		  '--disable-default-metrics', '--disable-settings-metrics' ],
+		'>', \$out2, '2>', \$err2);
+};
+END { $h2->kill_kill if $h2 && $h2->pumpable; }
+is(scrape($port2, qr/^idgen_node_lease_held\{[^}]*source="lease"[^}]*state="held"[^}]*\}\s+(\S+)$/m,
+	sub { $_[0] == 1 }), 1, 'node id lease: the leasing server holds one');
+is(scrape($port2, qr/^idgen_node_lease_node_id\{[^}]*source="lease"[^}]*\}\s+(\S+)$/m, sub { 1 }),
+	$leased_id, '... the node id it leased');
+my $left_lease = scrape($port2, qr/^idgen_node_lease_seconds_left\{[^}]*\}\s+(\S+)$/m, sub { $_[0] > 0 });
+ok(defined $left_lease && $left_lease > 0 && $left_lease <= 30, "... seconds left on it ($left_lease)")
+  or diag("exporter stderr: $err2");
+my $left_registry = scrape($port, qr/^idgen_leases_seconds_left\{[^}]*node_id="$leased_id"[^}]*\}\s+(\S+)$/m,
+	sub { $_[0] > 0 });
+ok(defined $left_registry && $left_registry > 0 && $left_registry <= 30,
+	"the registry: the lease of node id $leased_id and its seconds left ($left_registry)");
+$leaser->stop;
+is(scrape($port, qr/^idgen_leases_held\{[^}]*node_id="$leased_id"[^}]*\}\s+(\S+)$/m, sub { $_[0] == 0 }), 0,
+	'... released when the server stops');
+
+$h2->kill_kill;
 $h->kill_kill;
 $node->stop;
 done_testing();
