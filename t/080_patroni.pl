@@ -13,7 +13,13 @@
 # children) until the other member is elected, then woken, and Patroni
 # rewinds it into a replica; a switchover makes it lead again, and a second
 # switchover hands back.  Each member that rejoins has an idgen_hwm at or
-# above the last ID it issued, and none of the IDs is issued twice.
+# above the last ID it issued, and none of the IDs is issued twice.  Last,
+# asynchronous with no node id set by hand: the members lease theirs from a
+# registry database (idgen.node_registry, node_bits 0: one node id for three
+# members, with the clocks in step); the leader is killed, the new one
+# frozen past its lease until another is elected, then woken: the node id
+# changes hands twice, the woken member hands out nothing, and nothing is
+# issued twice.
 use strict;
 use warnings;
 use FindBin;
@@ -58,7 +64,7 @@ END
 }
 
 my @members = qw(m1 m2 m3);
-my ($dir, $etcd_client, %pg_port, %patroni_pid, %frozen);
+my ($dir, $etcd_client, %pg_port, %patroni_pid, %frozen, $registry);
 
 # One run: etcd and three Patroni members (shared node id 5, or 1, 2, 3 each
 # in the member's own postgresql.parameters); returns the IDs the client got
@@ -68,6 +74,9 @@ sub member_conf
 {
 	my ($m, $rest, $local, $sync, $own_node_ids) = @_;
 	my $shared_id = $own_node_ids ? '' : "        idgen.node_id: 5\n";
+	$shared_id = "        idgen.node_registry: '" . conninfo($registry) . "'\n"
+	  . "        idgen.node_lease_s: 5\n        idgen.node_bits: 0\n"
+	  if $own_node_ids eq 'lease';
 	return qq(scope: idgen
 name: $m
 restapi:
@@ -122,7 +131,7 @@ sub start_member
 {
 	my ($m, $local, $sync, $own_node_ids) = @_;
 	my $rest = $port->();
-	$local .= "\n    idgen.node_id: " . substr($m, 1) if $own_node_ids;
+	$local .= "\n    idgen.node_id: " . substr($m, 1) if $own_node_ids eq '1';
 	PostgreSQL::Test::Utils::append_to_file("$dir/$m.yml",
 		member_conf($m, $rest, $local, $sync, $own_node_ids));
 	$patroni_pid{$m} = start_daemon([ $patroni, "$dir/$m.yml" ], "$dir/$m.log");
@@ -414,6 +423,33 @@ sub freeze_and_switchovers
 	return;
 }
 
+# Asynchronous: the leader $second is frozen (SIGSTOP: Patroni, the
+# postmaster and its children) until another member is elected, which takes
+# longer than its lease; then woken, while the client tries it first.
+sub freeze_leader
+{
+	my ($name, $second) = @_;
+	set_connstr($second, grep { $_ ne $second } @members);
+	my $pm = postmaster_of($second);
+	kill 'STOP', $pm;
+	my @children = split ' ', `ps -o pid= --ppid $pm`;
+	kill 'STOP', -$patroni_pid{$second}, @children;
+	$frozen{$second} = 1;
+	my $t0 = time();
+	my $elected = client_until(60, sub { my $l = leader() // ''; $l ne '' && $l ne $second });
+	ok($elected, sprintf('%s: another member elected after %.1f s while %s was frozen', $name, time() - $t0, $second));
+	client_for(3);
+	my $woken = @handed;
+	kill 'CONT', -$patroni_pid{$second}, $pm, @children;
+	delete $frozen{$second};
+	client_for(5);
+	my $late = grep { $_->[2] == $pg_port{$second} } @handed[ $woken .. $#handed ];
+	is($late, 0, "$name: $second, woken after its lease ran out, hands out nothing");
+	note("$name: leases on the registry: "
+	  . $registry->safe_psql('postgres', q(SELECT string_agg(format('%s %s held=%s', node_id, holder, held), '; ' ORDER BY node_id) FROM idgen_leases)));
+	return;
+}
+
 sub scenario
 {
 	my ($name, $sync, $own_node_ids, $more) = @_;
@@ -439,15 +475,18 @@ sub scenario
 		$pg_port{$m} = $port->();
 		push @datadirs, "$dir/$m";
 	}
+	$registry = idgen_node("registry_$name", "idgen.node_id = 0\n") if $own_node_ids eq 'lease';
 
 	# The standbys' clocks run 15 s behind (more than a failover takes here),
-	# within idgen.max_clock_regression_ms.
+	# within idgen.max_clock_regression_ms; not where node ids are leased,
+	# whose new holder starts above its predecessor's last renewal.
 	start_member('m1', '', $sync, $own_node_ids);
 	my $first = wait_for('m1 leads', 60, sub { leader() });
 	ok($first, "$name: Patroni bootstrapped a leader ($first)")
 	  or give_up("$name: no Patroni member became leader within 60 s", "$dir/m1.log", "$dir/etcd.log");
 	psql_on($first, 'CREATE EXTENSION idgen; CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT idgen_next())');
-	start_member($_, "    idgen.clock_offset_ms: -15000", $sync, $own_node_ids) for qw(m2 m3);
+	my $behind = $own_node_ids eq 'lease' ? '' : "    idgen.clock_offset_ms: -15000";
+	start_member($_, $behind, $sync, $own_node_ids) for qw(m2 m3);
 	my $sync_standbys = $sync eq 'true' ? 1 : 0;
 	ok(wait_for('standbys', 90, sub {
 		psql_on($first, q(SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming')) eq '2'
@@ -490,13 +529,15 @@ sub scenario
 	client_for(8);
 	my $after = @handed - $before - $while_stopped;
 	cmp_ok($after, '>', 20, "$name: the client got $after IDs or blocks from the new leader");
-	freeze_and_switchovers($name, $second) if $more;
+	freeze_and_switchovers($name, $second) if $more && $own_node_ids ne 'lease';
+	freeze_leader($name, $second) if $more && $own_node_ids eq 'lease';
 
 	my $repeated = repeats();
 	note("$name: $before IDs before, $while_stopped while the standbys received nothing, $after after the failover, "
 	  . scalar(@handed) . " in all; $repeated repeated");
 	stop_daemons();
 	kill_postmasters();
+	$registry->stop if $own_node_ids eq 'lease';
 	return ($repeated, scalar(@handed));
 }
 
@@ -508,5 +549,8 @@ cmp_ok($repeated, '>', 0,
 	"control: asynchronous, one shared node id: $repeated of the $ids IDs and blocks handed out are issued again");
 ($repeated, $ids) = scenario('async_own_ids', 'false', 1);
 is($repeated, 0, "asynchronous, a node id per member: none of the $ids IDs and blocks handed out is issued again");
+($repeated, $ids) = scenario('async_leased', 'false', 'lease', 1);
+is($repeated, 0,
+	"asynchronous, node ids leased from a registry, through a kill and a freeze: none of the $ids IDs and blocks handed out is issued again");
 
 done_testing();
