@@ -35,7 +35,8 @@ SLACK_MS = 50
 LOST = "connection lost"
 # Ops after which every outbox poller polls: those that restart a server,
 # step its clock or promote one (and bursts with a SIGKILL).
-POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update", "pause"}
+POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update", "pause",
+              "lose_hwm", "resume"}
 OUTBOX_DDL = ("CREATE TABLE IF NOT EXISTS chaos_outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), "
               "w int NOT NULL); "
               # DROP EXTENSION ... CASCADE took the default with it
@@ -67,8 +68,11 @@ class Lineage:
 
 
 class World:
-    def __init__(self, pg, root, template):
+    def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
+        self.ignore = set(ignore)
+        self.ignored = collections.Counter()       # kind -> violations let pass
+        self.full_tables = collections.Counter()   # idgen_capacity's name -> times seen full
         self.root = user_dir(root)
         self.template = template
         self.clusters = {}          # name -> Cluster
@@ -116,6 +120,20 @@ class World:
             raise Violation("crash", None, "server %s: %s" % (c, "; ".join(deaths[:3])))
 
     def run(self, op):
+        """Runs one op and checks the invariants.  Violations of the kinds
+        in self.ignore (--ignore, to reach other bugs of an old version)
+        are counted, and the run goes on."""
+        try:
+            self.run_op(op)
+        except Violation as v:
+            v.drill = op.get("drill") or op.get("part")
+            if v.kind not in self.ignore and "%s@%s" % (v.kind, v.drill) not in self.ignore:
+                raise
+            if not self.ignored[v.kind]:
+                print("  ignored (--ignore) at step %d: %s" % (self.step, v), flush=True)
+            self.ignored[v.kind] += 1
+
+    def run_op(self, op):
         self.step += 1
         handler = getattr(self, "do_" + op["op"])
         try:
@@ -125,6 +143,8 @@ class World:
             done = True
         if done is False:
             self.skipped += 1
+        elif op["op"] == "burst" and "full" in (op.get("drill"), op.get("part")):
+            self.note_capacity(op["clients"][0]["c"])
         for c in list(self.clusters):
             self.check_log(c)
         if (op["op"] in POLL_AFTER or (op["op"] == "burst" and op.get("kill"))) and op.get("poll", True):
@@ -168,6 +188,20 @@ class World:
         self.wait_setting(cl, "idgen.clock_offset_ms", op["set"]["clock_offset_ms"])
         self.touch(c)
 
+    def note_capacity(self, c):
+        """Which tables of shared memory have been full in the server's run
+        (idgen_capacity, 1.5 on): the summary says what the run reached."""
+        if not self.live(c):
+            return
+        for db in DBS:
+            try:
+                rows = self.clusters[c].query(db, "SELECT name FROM idgen_capacity WHERE overflows > 0")
+            except psycopg2.Error:
+                continue
+            for (name,) in rows:
+                self.full_tables[name] += 1
+            return
+
     @staticmethod
     def wait_setting(cl, name, value, timeout=30):
         """New sessions must see the new value before a burst starts: the
@@ -179,6 +213,93 @@ class World:
                 return
             time.sleep(0.05)
         raise RuntimeError("%s did not reach %s" % (name, value))
+
+    def do_lose_hwm(self, op):
+        """idgen_hwm deleted with the server stopped, after a CHECKPOINT took
+        the WAL copy of its marks away; the server starts with op's
+        settings (its clock behind its last IDs)."""
+        c = op["c"]
+        if not self.live(c):
+            return False
+        cl = self.clusters[c]
+        cl.query("postgres", "CHECKPOINT")
+        self.touch(c)
+        cl.stop("fast")
+        self.lineage[c].frontier.new_run()
+        try:
+            os.remove(os.path.join(cl.data, "idgen_hwm"))
+        except FileNotFoundError:
+            pass
+        cl.write_settings(self.settings_for(c, op["set"]))
+        cl.start()
+        self.touch(c)
+
+    def do_resume(self, op):
+        """The way out of a refusal for lost or missing marks: as the error
+        says, idgen_resume_after(t), t past every ID the server's line
+        handed out, and a restart (which ends the sessions that generated
+        below the new marks)."""
+        c = op["c"]
+        if not self.live(c):
+            return False
+        cl = self.clusters[c]
+        self.touch(c)
+        self.resume_after(c, op["db"])
+        cl.stop("fast")
+        self.lineage[c].frontier.new_run()
+        cl.start()
+        self.touch(c)
+
+    def resume_after(self, c, db):
+        lin = self.lineage[c]
+        after = lin.hi + lin.lead + HWM_STEP_MS + 1000
+        try:
+            self.clusters[c].query(db, "SELECT idgen_resume_after(to_timestamp(%s))", (after / 1000.0,))
+        except psycopg2.Error as e:
+            # 1.4 has no such function; a refusal of a time too far ahead
+            self.op_errors["idgen_resume_after: %s" % normalize(str(e))] += 1
+
+    def do_move(self, op):
+        """pg_dump of a database, its server retired, and pg_restore into a
+        new cluster of its own initdb (another system identifier) with the
+        old server's node id: the new server continues the old one's line."""
+        c, new = op["c"], op["new"]
+        if not self.live(c) or new in self.clusters:
+            return False
+        src = self.clusters[c]
+        cl = Cluster(self.pg, self.root, new)
+        dump = os.path.join(cl.dir, "dump.custom")
+        as_user([self.pg.tool("pg_dump"), "-Fc", "-f", dump, "-h", src.dir, "-p", "5432",
+                 "-U", "postgres", op["db"]])
+        self.touch(c)
+        src.stop("fast")
+        self.role[c] = "retired"
+        for key in [k for k in self.pollers if k[0] == c]:
+            del self.pollers[key]
+        cl.create_fresh()
+        cl.write_settings(op["set"])
+        self.clusters[new] = cl
+        self.role[new] = "primary"
+        lin = self.lineage[c]
+        frontier = lin.frontier.copy()
+        frontier.new_run()
+        self.lineage[new] = Lineage(lin.hi, lin.lead, frontier)
+        cl.start()
+        self.touch(new)
+        cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
+        as_user([self.pg.tool("pg_restore"), "-h", cl.dir, "-p", "5432", "-U", "postgres",
+                 "-d", op["db"], dump])
+
+    def do_define_many(self, op):
+        """op's count layouts of one family at once, named prefix1, prefix2..."""
+        if not self.live(op["c"]):
+            return False
+        fields, widths, unit, radix = FAMILIES[op["family"]]
+        self.clusters[op["c"]].query(
+            op["db"], "SELECT count(idgen_define_layout(%s || i, %s::timestamptz, %s::text[], "
+                      "%s::int[], %s::interval, %s)) FROM generate_series(1, %s) i",
+            (op["prefix"], op["epoch"] + " 00:00:00+00", list(fields), list(widths), unit, radix,
+             op["count"]))
 
     def do_pause(self, op):
         """Nothing happens a while (the pollers poll after it)."""
