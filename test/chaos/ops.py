@@ -121,6 +121,8 @@ class Model:
                 self.drills.append(kind)     # later, when the servers allow it
                 if kind == "failover" and self.standbys():
                     op = self.choose_promote()      # the standby there is in the way
+                elif kind == "refused":
+                    op = self.make_wide()
                 elif kind != "failover" and self.quiet_primary() is None:
                     op = self.make_quiet()
             self.drill_at = self.steps + self.r.randint(2, 6)
@@ -311,6 +313,15 @@ class Model:
         self.queue += [op for op in ops if op]
         return {"op": "reload", "c": p, "set": ahead}
 
+    def make_wide(self):
+        """The refused drill needs a server whose node id is 2 or more."""
+        c = self.quiet_primary()
+        free = [n for n in NODE_IDS if n >= 2 and n not in self.used_nodes]
+        if c is None or not free:
+            return None
+        return {"op": "restart", "c": c, "mode": "fast",
+                "set": dict(self.clusters[c]["set"], node_id=self.r.choice(free))}
+
     def make_quiet(self):
         """Drills need a primary without a standby and with a database of
         the current version: update one, or promote the standby."""
@@ -427,17 +438,22 @@ class Model:
         """The table of marks full (issue #28, item 1): more layouts than it
         holds generate with the clock ahead, so that their marks outlive a
         restart; idgen's own layout further ahead; then a restart with other
-        node_bits, a combination of node id and node_bits new to the server,
-        the clock back: its marks of other node_bits must bind, also where
-        the marks had to share an entry.  Then idgen.epoch a day later:
-        refused, whichever entry holds the marks of idgen's own layout."""
+        node_bits (and another node id of the server's, or a new one), a
+        combination new to the server, the clock back: the marks of other
+        node_bits must bind, also those that had to share an entry.  Then,
+        the clock past idgen's own marks, idgen.epoch a day later: refused,
+        whichever entry holds those marks."""
         c = self.quiet_primary()
         if c is None:
             return None
         m = self.clusters[c]
         s = dict(m["set"], max_clock_regression_ms=10000)
-        n = s["node_id"]
-        new_bits = [b for b in FILL_BITS if (n, b) not in m["combos"]]
+        # Another node id of the server's, or one nobody used: overflow
+        # marks of a node id must bind other node ids under other node_bits.
+        others = sorted(m["nodes"] - {s["node_id"]})
+        free = self.free_node()
+        n = self.r.choice(others + ([free] if free is not None else []) or [s["node_id"]])
+        new_bits = [b for b in FILL_BITS if (n, b) not in m["combos"] and b != s["node_bits"]]
         if not new_bits:
             return None
         db = self.r.choice(self.dbs(c, CURRENT))
@@ -445,7 +461,7 @@ class Model:
         fill = [["next", "%s%d" % (prefix, i), 1, 1] for i in range(1, FILL_LAYOUTS + 1)]
         ahead = self.r.choice([3000, 4000])
         later = dict(s, clock_offset_ms=s["clock_offset_ms"] + ahead + 2000)
-        moved = dict(s, node_bits=self.r.choice(new_bits))
+        moved = dict(s, node_id=n, node_bits=self.r.choice(new_bits))
         y, mo, d = (int(x) for x in s["epoch"].split("-"))
         epoch = (datetime.date(y, mo, d) + datetime.timedelta(days=1)).isoformat()
 
@@ -459,8 +475,11 @@ class Model:
                {"op": "reload", "c": c, "set": later, "poll": False},
                one([["next", None, 1, 3000]]),
                {"op": "restart", "c": c, "mode": "fast", "set": moved, "poll": False},
-               # the filling layouts first, while the clock is behind their IDs
-               one(fill + [["next", None, 1, 3000]]),
+               # the filling layouts first, while the clock is behind their
+               # IDs, the last first: theirs were the marks that had to share
+               one(fill[::-1] + [["next", None, 1, 3000]]),
+               # idgen's own marks passed by the clock: folded at the restart
+               {"op": "pause", "ms": 2000, "poll": False},
                {"op": "restart", "c": c, "mode": "fast", "set": dict(moved, epoch=epoch), "poll": False},
                one([["next", None, 1, 300]]),
                {"op": "restart", "c": c, "mode": "fast", "set": moved, "poll": False},
