@@ -440,9 +440,10 @@ class Model:
         restart; idgen's own layout further ahead; then a restart with other
         node_bits (and another node id of the server's, or a new one), a
         combination new to the server, the clock back: the marks of other
-        node_bits must bind, also those that had to share an entry.  Then,
-        the clock past idgen's own marks, idgen.epoch a day later: refused,
-        whichever entry holds those marks."""
+        node_bits must bind, also those that had to share an entry.  Then
+        idgen.epoch a day earlier, IDs, a restart once the clock passed
+        their marks (which folds them), and the epoch back, a day later than
+        those IDs': refused, whichever entry holds the marks."""
         c = self.quiet_primary()
         if c is None:
             return None
@@ -463,7 +464,7 @@ class Model:
         later = dict(s, clock_offset_ms=s["clock_offset_ms"] + ahead + 2000)
         moved = dict(s, node_id=n, node_bits=self.r.choice(new_bits))
         y, mo, d = (int(x) for x in s["epoch"].split("-"))
-        epoch = (datetime.date(y, mo, d) + datetime.timedelta(days=1)).isoformat()
+        earlier = dict(moved, epoch=(datetime.date(y, mo, d) - datetime.timedelta(days=1)).isoformat())
 
         def one(calls):
             return {"op": "burst", "kill": None, "clients": [{"c": c, "db": db, "calls": calls}]}
@@ -478,11 +479,16 @@ class Model:
                # the filling layouts first, while the clock is behind their
                # IDs, the last first: theirs were the marks that had to share
                one(fill[::-1] + [["next", None, 1, 3000]]),
-               # idgen's own marks passed by the clock: folded at the restart
-               {"op": "pause", "ms": 2000, "poll": False},
-               {"op": "restart", "c": c, "mode": "fast", "set": dict(moved, epoch=epoch), "poll": False},
+               # idgen.epoch a day earlier (above every ID), IDs, the clock
+               # past their marks, which a restart folds; then the epoch back
+               # a day later than those IDs': refused
+               {"op": "restart", "c": c, "mode": "fast", "set": earlier, "poll": False},
                one([["next", None, 1, 300]]),
+               {"op": "pause", "ms": 2000, "poll": False},
+               {"op": "restart", "c": c, "mode": "fast", "set": earlier, "poll": False},
                {"op": "restart", "c": c, "mode": "fast", "set": moved, "poll": False},
+               one([["next", None, 1, 300]]),
+               {"op": "restart", "c": c, "mode": "fast", "set": earlier, "poll": False},
                self.outbox_in(c, db), self.burst_on(c, c)]
         ops = [op for op in ops if op]
         self.queue += ops[1:]
@@ -525,10 +531,12 @@ class Model:
         # above every old ID; with a later one it is not (reported).
         s["epoch"] = min(self.clusters[c]["epochs"])
         new = self.new_name("M")
-        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([2000, 3000]))
+        # far enough ahead that the move (dump, initdb, restore) ends before
+        # the old IDs' time; idgen_resume_after() gets the newest one's
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([4000, 5000]))
         ops = [{"op": "reload", "c": c, "set": ahead, "poll": False}, self.burst_on(c, c),
                {"op": "move", "c": c, "db": db, "new": new, "set": s},
-               self.burst_db(c, new, db), {"op": "resume", "c": new, "db": db},
+               self.burst_db(c, new, db), {"op": "resume", "c": new, "db": db, "newest": True},
                self.burst_db(c, new, db), self.outbox_in(new, db)]
         self.queue += [op for op in ops[1:] if op]
         return ops[0]

@@ -72,13 +72,15 @@ def normalize(msg):
 
 class Lineage:
     """What a server and the standbys promoted in its place have seen: the
-    highest clock reading (wall + offset), the longest lead allowed, and the
-    IDs they handed out that later runs must stay above."""
+    highest clock reading (wall + offset), the longest lead allowed, the
+    IDs they handed out that later runs must stay above, and the latest
+    time such an ID decodes to (the end of its tick)."""
 
-    def __init__(self, hi=0.0, lead=0, frontier=None):
+    def __init__(self, hi=0.0, lead=0, frontier=None, newest=0):
         self.hi = hi
         self.lead = lead
         self.frontier = frontier or Frontier()
+        self.newest = newest
 
 
 class World:
@@ -258,15 +260,18 @@ class World:
             return False
         cl = self.clusters[c]
         self.touch(c)
-        self.resume_after(c, op["db"])
+        self.resume_after(c, op["db"], op.get("newest", False))
         cl.stop("fast")
         self.lineage[c].frontier.new_run()
         cl.start()
         self.touch(c)
 
-    def resume_after(self, c, db):
+    def resume_after(self, c, db, newest):
+        """newest: past the newest ID the line handed out, as the error's hint
+        says; otherwise past any it could have (the clock it saw, the lead
+        and the step of the marks), above every horizon it returned."""
         lin = self.lineage[c]
-        after = lin.hi + lin.lead + HWM_STEP_MS + 1000
+        after = lin.newest + 1 if newest else lin.hi + lin.lead + HWM_STEP_MS + 1000
         try:
             self.clusters[c].query(db, "SELECT idgen_resume_after(to_timestamp(%s))", (after / 1000.0,))
         except psycopg2.Error as e:
@@ -298,7 +303,7 @@ class World:
         lin = self.lineage[c]
         frontier = lin.frontier.copy()
         frontier.new_run()
-        self.lineage[new] = Lineage(lin.hi, lin.lead, frontier)
+        self.lineage[new] = Lineage(lin.hi, lin.lead, frontier, lin.newest)
         cl.start()
         self.touch(new)
         cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
@@ -424,7 +429,8 @@ class World:
         # The base backup holds the marks of every ID handed out so far.
         frontier = self.lineage[c].frontier.copy()
         frontier.new_run()
-        self.lineage[s] = Lineage(self.lineage[c].hi, self.lineage[c].lead, frontier)
+        self.lineage[s] = Lineage(self.lineage[c].hi, self.lineage[c].lead, frontier,
+                                  self.lineage[c].newest)
         cl.start()
         if op["sync"]:
             p.write_settings(dict(p.settings, synchronous_standby_names=s))
@@ -451,6 +457,7 @@ class World:
             # Its primary's sessions waited for it: it has the marks of all
             # their IDs, and the outbox rows they committed.
             self.lineage[s].frontier.include(self.lineage[c].frontier)
+            self.lineage[s].newest = max(self.lineage[s].newest, self.lineage[c].newest)
             for (pc, db), poller in list(self.pollers.items()):
                 if pc == c:
                     self.pollers[(s, db)] = poller.switch()
@@ -608,7 +615,7 @@ class World:
                                 "%d of %s handed out again by %s at step %d; first at step %d"
                                 % (ident, layout.describe(), where, self.step, seen[ident]))
             seen[ident] = self.step
-            self.check_decode(ident, layout, view, lo, hi, where)
+            lin.newest = max(lin.newest, self.check_decode(ident, layout, view, lo, hi, where))
         self.check_frontier(res, layout, view, where)
         self.checked[(func, layout.name)] += len(res["ids"])
 
@@ -643,6 +650,7 @@ class World:
         if problem:
             raise Violation("wrong node", layout.name, "%d of %s from %s: %s"
                             % (ident, layout.describe(), where, problem))
+        return t + layout.tick_ms
 
     def check_opaque(self, res, view):
         """objectid and UUIDv7: unique over the run, time near the clock."""
