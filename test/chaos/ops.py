@@ -486,6 +486,8 @@ class Model:
                one([["next", None, 1, 300]]),
                {"op": "pause", "ms": 2000, "poll": False},
                {"op": "restart", "c": c, "mode": "fast", "set": earlier, "poll": False},
+               # a mark written, so that the file keeps what the start folded
+               one([["next", "twitter", 1, 20]]),
                {"op": "restart", "c": c, "mode": "fast", "set": moved, "poll": False},
                one([["next", None, 1, 300]]),
                {"op": "restart", "c": c, "mode": "fast", "set": earlier, "poll": False},

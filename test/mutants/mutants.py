@@ -95,11 +95,6 @@ MUTANTS = [
      [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
        "(other->node == HWM_ANY_NODE || other->node == node ||\n"
        "\t\t (other->node_bits != node_bits && !hwm_is_overflow(other)));")]),
-    ("fold_epoch", "src/hwm.c",
-     "marks of idgen's own layout that the clock passed are folded at startup into the overflow"
-     " mark, which does not move with idgen.epoch (issue #28 item 1)",
-     [("\t\tif (!hwm_is_default(e->name))\n\t\t\tinto = hwm_overflow();\n",
-       "\t\tif (true)\n\t\t\tinto = hwm_overflow();\n")]),
     ("provenance_foreign", "src/provenance.c",
      "a database holding IDs of a cluster the marks do not cover is not refused"
      " (pg_upgrade, a restored dump; issue #28 item 3)",
