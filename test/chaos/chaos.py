@@ -12,7 +12,9 @@ max_clock_regression_ms; SIGKILL of a backend and of the postmaster; clock
 steps back and forward through idgen.clock_offset_ms; ALTER EXTENSION
 UPDATE from 1.0, DROP and CREATE EXTENSION; standbys promoted (synchronous
 with the primary's node id, asynchronous with their own); pg_dump and
-restore into a new node; outbox writers and a poller on idgen_horizon();
+restore into a new node, or into a cluster of its own initdb keeping the
+node id; idgen_hwm deleted after a CHECKPOINT; the table of marks filled
+(idgen.max_marks = 64); outbox writers and a poller on idgen_horizon();
 drills that reach the cases docs/guarantees.md names early in every run.
 After every step it checks the invariants of world.py and checks.py over
 every ID handed out during the run.
