@@ -32,6 +32,7 @@ class Violation(Exception):
         self.kind = kind
         self.layout = layout
         self.message = message
+        self.drill = None       # the drill whose op found it, if any (World.run)
 
 
 class Frontier:

@@ -92,6 +92,15 @@ class Cluster:
             f.write(BASE_CONF + "unix_socket_directories = '%s'\ncluster_name = '%s'\n"
                     % (self.dir, self.name))
 
+    def create_fresh(self):
+        """A cluster of its own initdb: a system identifier of its own, as
+        a new cluster that pg_upgrade or a restore fills has."""
+        as_user([self.pg.tool("initdb"), "-D", self.data, "-A", "trust", "-U", "postgres",
+                 "--no-sync"])
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write(BASE_CONF + "unix_socket_directories = '%s'\ncluster_name = '%s'\n"
+                    % (self.dir, self.name))
+
     def create_standby(self, primary):
         as_user([self.pg.tool("pg_basebackup"), "-D", self.data, "-R", "-X", "stream",
                  "-c", "fast", "-h", primary.dir, "-p", "5432", "-U", "postgres"])

@@ -36,9 +36,19 @@ WEIGHTS = {
 # reach them for sure.  Each run has every one early (in an order of its
 # seed) and more now and then; the random ops around them find the rest.
 DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_twins", "refused"]
+# Those of 1.5's protections, after the others, whose order (and so the
+# step each mutant is killed at) stays what it was for every seed.
+LATER_DRILLS = ["full", "lost_hwm", "move"]
 NARROW = len(FAMILIES) - 1      # the family whose node field holds node ids 0 and 1
 # A standby's clock: often right, sometimes behind its primary's.
 STANDBY_OFFSETS = [0, 0, 0, -1500, -4000]
+# The table of marks is small, as full tables are a class of their own
+# (issue #28): idgen 1.4's was fixed at 64 entries.
+MAX_MARKS = 64
+# Layouts the full drill defines at once: more than the table of marks holds.
+FILL_LAYOUTS = 70
+FILL_FAMILY = 4             # no node field: node_bits places the node id
+FILL_BITS = [4, 5, 6, 7, 8]     # 8 leaves 4 worker ids a node: bursts share one
 
 
 def describe(op):
@@ -59,6 +69,11 @@ def describe(op):
         return "burst: " + "; ".join(parts)
     rest = {k: v for k, v in op.items() if k != "op"}
     return "%s %s" % (kind, " ".join("%s=%s" % (k, v) for k, v in rest.items()))
+
+
+def combo(settings):
+    """A node id and node_bits: idgen 1.4 kept a mark per layout and each."""
+    return settings["node_id"], settings["node_bits"]
 
 
 def call_text(call):
@@ -83,6 +98,9 @@ class Model:
         self.steps = 0
         self.drills = list(DRILLS)
         self.r.shuffle(self.drills)
+        later = list(LATER_DRILLS)
+        self.r.shuffle(later)
+        self.drills += later
         self.drill_at = self.r.randint(6, 12)
 
     # -- the first ops: two servers, two databases on one, one on the other
@@ -97,7 +115,7 @@ class Model:
     @staticmethod
     def default_settings(node):
         return {"node_id": node, "node_bits": 4, "epoch": "2024-01-01", "max_lead_ms": 1000,
-                "max_clock_regression_ms": 10000, "clock_offset_ms": 0}
+                "max_clock_regression_ms": 10000, "clock_offset_ms": 0, "max_marks": MAX_MARKS}
 
     def next_op(self):
         self.steps += 1
@@ -108,6 +126,10 @@ class Model:
                 self.drills.append(kind)     # later, when the servers allow it
                 if kind == "failover" and self.standbys():
                     op = self.choose_promote()      # the standby there is in the way
+                elif kind == "refused":
+                    op = self.make_wide()
+                elif kind != "failover" and self.quiet_primary() is None:
+                    op = self.make_quiet()
             self.drill_at = self.steps + self.r.randint(2, 6)
             if op is not None:
                 self.apply(op)
@@ -252,14 +274,18 @@ class Model:
                 "sync": sync, "node_id": node, "offset": self.r.choice(STANDBY_OFFSETS)}
 
     def choose_drill(self):
-        return self.drill(self.r.choice(DRILLS))
+        return self.drill(self.r.choice(DRILLS + LATER_DRILLS))
 
     def drill(self, kind):
         """The first op of a drill, the others queued; None when the
         servers do not allow it now."""
+        queued = len(self.queue)
         op = getattr(self, "drill_" + kind)()
         if op is not None:
             op["drill"] = kind
+            # the drill's other ops name it too, for the report and --ignore
+            for later in self.queue[queued:]:
+                later["part"] = kind
         return op
 
     def drill_failover(self):
@@ -291,6 +317,23 @@ class Model:
                self.outbox_in(s, db)]
         self.queue += [op for op in ops if op]
         return {"op": "reload", "c": p, "set": ahead}
+
+    def make_wide(self):
+        """The refused drill needs a server whose node id is 2 or more."""
+        c = self.quiet_primary()
+        free = [n for n in NODE_IDS if n >= 2 and n not in self.used_nodes]
+        if c is None or not free:
+            return None
+        return {"op": "restart", "c": c, "mode": "fast",
+                "set": dict(self.clusters[c]["set"], node_id=self.r.choice(free))}
+
+    def make_quiet(self):
+        """Drills need a primary without a standby and with a database of
+        the current version: update one, or promote the standby."""
+        for c in self.primaries():
+            if not self.clusters[c]["standby"] and self.dbs(c, "1.0"):
+                return {"op": "ext_update", "c": c, "db": self.r.choice(self.dbs(c, "1.0"))}
+        return self.choose_promote()
 
     def quiet_primary(self):
         """A primary without a standby, whose settings may change."""
@@ -395,6 +438,122 @@ class Model:
         ops = [op for op in ops if op]
         self.queue += ops[1:]
         return ops[0]
+
+    def drill_full(self):
+        """The table of marks full (issue #28, item 1): more layouts than it
+        holds generate with the clock ahead, so that their marks outlive a
+        restart; idgen's own layout further ahead; then a restart with other
+        node_bits (and another node id of the server's, or a new one), a
+        combination new to the server, the clock back: the marks of other
+        node_bits must bind, also those that had to share an entry.  Then
+        idgen.epoch a day earlier, IDs, a restart once the clock passed
+        their marks (which folds them), and the epoch back, a day later than
+        those IDs': refused, whichever entry holds the marks."""
+        c = self.quiet_primary()
+        if c is None:
+            return None
+        m = self.clusters[c]
+        s = dict(m["set"], max_clock_regression_ms=10000)
+        # Another node id of the server's, or one nobody used: overflow
+        # marks of a node id must bind other node ids under other node_bits.
+        others = sorted(m["nodes"] - {s["node_id"]})
+        free = self.free_node()
+        n = self.r.choice(others + ([free] if free is not None else []) or [s["node_id"]])
+        new_bits = [b for b in FILL_BITS if (n, b) not in m["combos"] and b != s["node_bits"]]
+        if not new_bits:
+            return None
+        db = self.r.choice(self.dbs(c, CURRENT))
+        prefix = self.new_name("fill") + "_"
+        fill = [["next", "%s%d" % (prefix, i), 1, 1] for i in range(1, FILL_LAYOUTS + 1)]
+        ahead = self.r.choice([3000, 4000])
+        later = dict(s, clock_offset_ms=s["clock_offset_ms"] + ahead + 2000)
+        moved = dict(s, node_id=n, node_bits=self.r.choice(new_bits))
+        y, mo, d = (int(x) for x in s["epoch"].split("-"))
+        earlier = dict(moved, epoch=(datetime.date(y, mo, d) - datetime.timedelta(days=1)).isoformat())
+
+        def one(calls):
+            return {"op": "burst", "kill": None, "clients": [{"c": c, "db": db, "calls": calls}]}
+        ops = [{"op": "define_many", "c": c, "db": db, "prefix": prefix, "count": FILL_LAYOUTS,
+                "family": FILL_FAMILY, "epoch": self.r.choice(EPOCHS)},
+               {"op": "reload", "c": c, "set": dict(s, clock_offset_ms=s["clock_offset_ms"] + ahead),
+                "poll": False},
+               one(fill),
+               {"op": "reload", "c": c, "set": later, "poll": False},
+               one([["next", None, 1, 3000]]),
+               {"op": "restart", "c": c, "mode": "fast", "set": moved, "poll": False},
+               # the filling layouts first, while the clock is behind their
+               # IDs, the last first: theirs were the marks that had to share
+               one(fill[::-1] + [["next", None, 1, 3000]]),
+               # idgen.epoch a day earlier (above every ID), IDs, the clock
+               # past their marks, which a restart folds; then the epoch back
+               # a day later than those IDs': refused
+               {"op": "restart", "c": c, "mode": "fast", "set": earlier, "poll": False},
+               one([["next", None, 1, 300]]),
+               {"op": "pause", "ms": 2000, "poll": False},
+               {"op": "restart", "c": c, "mode": "fast", "set": earlier, "poll": False},
+               # a mark written, so that the file keeps what the start folded
+               one([["next", "twitter", 1, 20]]),
+               {"op": "restart", "c": c, "mode": "fast", "set": moved, "poll": False},
+               one([["next", None, 1, 300]]),
+               {"op": "restart", "c": c, "mode": "fast", "set": earlier, "poll": False},
+               self.outbox_in(c, db), self.burst_on(c, c)]
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_lost_hwm(self):
+        """idgen_hwm deleted after a CHECKPOINT, with the server stopped,
+        the clock then behind the server's last IDs: generating is refused
+        in every layout (docs/guarantees.md, The mark file is lost) until
+        idgen_resume_after() and a restart; then IDs resume above."""
+        c = self.quiet_primary()
+        if c is None:
+            return None
+        db = self.r.choice(self.dbs(c, CURRENT))
+        s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([2000, 3000]))
+        ops = [{"op": "reload", "c": c, "set": ahead, "poll": False}, self.burst_on(c, c),
+               {"op": "lose_hwm", "c": c, "set": s}, self.burst_on(c, c),
+               {"op": "resume", "c": c, "db": db}, self.burst_on(c, c), self.outbox_in(c, db)]
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_move(self):
+        """A database moved by pg_dump and pg_restore into a new cluster (a
+        fresh initdb: another system identifier) that keeps the old server's
+        node id, the old one retired, the new clock behind the old IDs:
+        refused (docs/guarantees.md, A new cluster holding an old one's IDs)
+        until idgen_resume_after() and a restart; then IDs resume above."""
+        prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
+                and self.dbs(c, CURRENT)]
+        if len(self.primaries()) < 2 or not prim:
+            return None
+        c = self.r.choice(prim)
+        db = self.r.choice(self.dbs(c, CURRENT))
+        s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
+        s.pop("synchronous_standby_names", None)
+        # The new cluster has no marks to move with idgen.epoch: with the
+        # earliest epoch the old line used, idgen_resume_after()'s time is
+        # above every old ID; with a later one it is not (reported).
+        s["epoch"] = min(self.clusters[c]["epochs"])
+        new = self.new_name("M")
+        # far enough ahead that the move (dump, initdb, restore) ends before
+        # the old IDs' time; idgen_resume_after() gets the newest one's
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([4000, 5000]))
+        ops = [{"op": "reload", "c": c, "set": ahead, "poll": False}, self.burst_on(c, c),
+               {"op": "move", "c": c, "db": db, "new": new, "set": s},
+               self.burst_db(c, new, db), {"op": "resume", "c": new, "db": db, "newest": True},
+               self.burst_db(c, new, db), self.outbox_in(new, db)]
+        self.queue += [op for op in ops[1:] if op]
+        return ops[0]
+
+    def burst_db(self, model, c, db):
+        """A burst on server c in database db, which model's db holds."""
+        clients = [{"c": c, "db": db, "calls": [["next", None, 1, 3000]] +
+                    [self.choose_call(model, db, None) for _ in range(self.r.randint(1, 3))]}
+                   for _ in range(self.clients)]
+        return {"op": "burst", "clients": clients, "kill": None}
 
     def drill_refused(self):
         """A layout whose node field is too narrow for the server's node id,
@@ -540,7 +699,8 @@ class Model:
 
     def apply_cluster(self, op):
         self.clusters[op["c"]] = {"set": dict(op["set"]), "role": "primary", "dbs": {},
-                                  "standby": None, "nodes": {op["set"]["node_id"]}, "sync": False}
+                                  "standby": None, "nodes": {op["set"]["node_id"]}, "sync": False,
+                                  "combos": {combo(op["set"])}, "epochs": {op["set"]["epoch"]}}
         self.used_nodes.add(op["set"]["node_id"])
 
     def apply_createdb(self, op):
@@ -565,6 +725,8 @@ class Model:
         m = self.clusters[op["c"]]
         m["set"] = dict(op["set"])
         m["nodes"].add(op["set"]["node_id"])
+        m["combos"].add(combo(op["set"]))
+        m["epochs"].add(op["set"]["epoch"])
         self.used_nodes.add(op["set"]["node_id"])
 
     def apply_ext_recreate(self, op):
@@ -580,6 +742,9 @@ class Model:
                                               clock_offset_ms=op.get("offset", 0)),
                                   "role": "standby", "dbs": p["dbs"], "standby": None,
                                   "nodes": set(p["nodes"]) if op["sync"] else {node},
+                                  "combos": set(p["combos"]) if op["sync"] else
+                                  {(node, p["set"]["node_bits"])},
+                                  "epochs": set(p["epochs"]) if op["sync"] else {p["set"]["epoch"]},
                                   "sync": op["sync"], "primary": op["c"]}
         p["standby"] = op["s"]
         self.used_nodes.add(node)
@@ -601,13 +766,28 @@ class Model:
         self.clusters[op["new"]] = {"set": dict(op["set"]), "role": "primary", "standby": None,
                                     "dbs": {op["db"]: {"version": CURRENT,
                                                        "layouts": copy.deepcopy(src["layouts"])}},
-                                    "nodes": {op["set"]["node_id"]}, "sync": False}
+                                    "nodes": {op["set"]["node_id"]}, "sync": False,
+                                    "combos": {combo(op["set"])}, "epochs": {op["set"]["epoch"]}}
         self.used_nodes.add(op["set"]["node_id"])
 
     def apply_retire(self, op):
         del self.clusters[op["c"]]
 
+    def apply_define_many(self, op):
+        pass        # the model's bursts keep to the layouts named in NAMES
+
+    def apply_lose_hwm(self, op):
+        self.clusters[op["c"]]["set"] = dict(op["set"])
+
+    def apply_move(self, op):
+        """The node id goes with the database; the old server is retired."""
+        old = self.clusters.pop(op["c"])
+        self.clusters[op["new"]] = {"set": dict(op["set"]), "role": "primary", "standby": None,
+                                    "dbs": {op["db"]: copy.deepcopy(old["dbs"][op["db"]])},
+                                    "nodes": set(old["nodes"]), "combos": set(old["combos"]),
+                                    "epochs": set(old["epochs"]) | {op["set"]["epoch"]}, "sync": False}
+
     def apply_burst(self, op):
         pass
 
-    apply_outbox = apply_pause = apply_burst
+    apply_outbox = apply_pause = apply_resume = apply_burst

@@ -35,11 +35,26 @@ SLACK_MS = 50
 LOST = "connection lost"
 # Ops after which every outbox poller polls: those that restart a server,
 # step its clock or promote one (and bursts with a SIGKILL).
-POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update", "pause"}
+POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update", "pause",
+              "lose_hwm", "resume"}
 OUTBOX_DDL = ("CREATE TABLE IF NOT EXISTS chaos_outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), "
               "w int NOT NULL); "
               # DROP EXTENSION ... CASCADE took the default with it
               "ALTER TABLE chaos_outbox ALTER id SET DEFAULT idgen_next()")
+
+
+# A table whose CHECK reads a layout through a SQL function, which no check
+# of constraints can see through: a restore must define the layouts before
+# it loads the rows (docs/guarantees.md, Restoring what reads a layout).
+# Its IDs are numbers, not generated: a refusing server can have rows too.
+CHECKED_SQL = """
+SELECT idgen_define_layout('chk', '2024-01-01 00:00:00+00', '{time,node,sequence}', '{41,10,12}')
+WHERE NOT EXISTS (SELECT FROM idgen_layout WHERE name = 'chk');
+CREATE OR REPLACE FUNCTION chaos_chk(bigint) RETURNS timestamptz
+    LANGUAGE sql STABLE AS $$ SELECT (public.idgen_decode($1, 'chk')).ts $$;
+CREATE TABLE IF NOT EXISTS chaos_checked (id bigint CHECK (chaos_chk(id) IS NOT NULL));
+INSERT INTO chaos_checked SELECT i FROM generate_series(1, 100) i;
+SELECT count(*) FROM chaos_checked"""
 
 
 def now_ms():
@@ -57,18 +72,23 @@ def normalize(msg):
 
 class Lineage:
     """What a server and the standbys promoted in its place have seen: the
-    highest clock reading (wall + offset), the longest lead allowed, and the
-    IDs they handed out that later runs must stay above."""
+    highest clock reading (wall + offset), the longest lead allowed, the
+    IDs they handed out that later runs must stay above, and the latest
+    time such an ID decodes to (the end of its tick)."""
 
-    def __init__(self, hi=0.0, lead=0, frontier=None):
+    def __init__(self, hi=0.0, lead=0, frontier=None, newest=0):
         self.hi = hi
         self.lead = lead
         self.frontier = frontier or Frontier()
+        self.newest = newest
 
 
 class World:
-    def __init__(self, pg, root, template):
+    def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
+        self.ignore = set(ignore)
+        self.ignored = collections.Counter()       # kind -> violations let pass
+        self.full_tables = collections.Counter()   # idgen_capacity's name -> times seen full
         self.root = user_dir(root)
         self.template = template
         self.clusters = {}          # name -> Cluster
@@ -116,6 +136,20 @@ class World:
             raise Violation("crash", None, "server %s: %s" % (c, "; ".join(deaths[:3])))
 
     def run(self, op):
+        """Runs one op and checks the invariants.  Violations of the kinds
+        in self.ignore (--ignore, to reach other bugs of an old version)
+        are counted, and the run goes on."""
+        try:
+            self.run_op(op)
+        except Violation as v:
+            v.drill = op.get("drill") or op.get("part")
+            if v.kind not in self.ignore and "%s@%s" % (v.kind, v.drill) not in self.ignore:
+                raise
+            if not self.ignored[v.kind]:
+                print("  ignored (--ignore) at step %d: %s" % (self.step, v), flush=True)
+            self.ignored[v.kind] += 1
+
+    def run_op(self, op):
         self.step += 1
         handler = getattr(self, "do_" + op["op"])
         try:
@@ -125,6 +159,8 @@ class World:
             done = True
         if done is False:
             self.skipped += 1
+        elif op["op"] == "burst" and "full" in (op.get("drill"), op.get("part")):
+            self.note_capacity(op["clients"][0]["c"])
         for c in list(self.clusters):
             self.check_log(c)
         if (op["op"] in POLL_AFTER or (op["op"] == "burst" and op.get("kill"))) and op.get("poll", True):
@@ -168,6 +204,20 @@ class World:
         self.wait_setting(cl, "idgen.clock_offset_ms", op["set"]["clock_offset_ms"])
         self.touch(c)
 
+    def note_capacity(self, c):
+        """Which tables of shared memory have been full in the server's run
+        (idgen_capacity, 1.5 on): the summary says what the run reached."""
+        if not self.live(c):
+            return
+        for db in DBS:
+            try:
+                rows = self.clusters[c].query(db, "SELECT name FROM idgen_capacity WHERE overflows > 0")
+            except psycopg2.Error:
+                continue
+            for (name,) in rows:
+                self.full_tables[name] += 1
+            return
+
     @staticmethod
     def wait_setting(cl, name, value, timeout=30):
         """New sessions must see the new value before a burst starts: the
@@ -179,6 +229,121 @@ class World:
                 return
             time.sleep(0.05)
         raise RuntimeError("%s did not reach %s" % (name, value))
+
+    def do_lose_hwm(self, op):
+        """idgen_hwm deleted with the server stopped, after a CHECKPOINT took
+        the WAL copy of its marks away; the server starts with op's
+        settings (its clock behind its last IDs)."""
+        c = op["c"]
+        if not self.live(c):
+            return False
+        cl = self.clusters[c]
+        cl.query("postgres", "CHECKPOINT")
+        self.touch(c)
+        cl.stop("fast")
+        self.lineage[c].frontier.new_run()
+        try:
+            os.remove(os.path.join(cl.data, "idgen_hwm"))
+        except FileNotFoundError:
+            pass
+        cl.write_settings(self.settings_for(c, op["set"]))
+        cl.start()
+        self.touch(c)
+
+    def do_resume(self, op):
+        """The way out of a refusal for lost or missing marks: as the error
+        says, idgen_resume_after(t), t past every ID the server's line
+        handed out, and a restart (which ends the sessions that generated
+        below the new marks)."""
+        c = op["c"]
+        if not self.live(c):
+            return False
+        cl = self.clusters[c]
+        self.touch(c)
+        self.resume_after(c, op["db"], op.get("newest", False))
+        cl.stop("fast")
+        self.lineage[c].frontier.new_run()
+        cl.start()
+        self.touch(c)
+
+    def resume_after(self, c, db, newest):
+        """newest: past the newest ID the line handed out, as the error's hint
+        says; otherwise past any it could have (the clock it saw, the lead
+        and the step of the marks), above every horizon it returned."""
+        lin = self.lineage[c]
+        after = lin.newest + 1 if newest else lin.hi + lin.lead + HWM_STEP_MS + 1000
+        try:
+            self.clusters[c].query(db, "SELECT idgen_resume_after(to_timestamp(%s))", (after / 1000.0,))
+        except psycopg2.Error as e:
+            # 1.4 has no such function; a refusal of a time too far ahead
+            self.op_errors["idgen_resume_after: %s" % normalize(str(e))] += 1
+
+    def do_move(self, op):
+        """pg_dump of a database, its server retired, and pg_restore into a
+        new cluster of its own initdb (another system identifier) with the
+        old server's node id: the new server continues the old one's line."""
+        c, new = op["c"], op["new"]
+        if not self.live(c) or new in self.clusters:
+            return False
+        src = self.clusters[c]
+        cl = Cluster(self.pg, self.root, new)
+        dump = os.path.join(cl.dir, "dump.custom")
+        rows = self.checked_rows(c, op["db"])
+        as_user([self.pg.tool("pg_dump"), "-Fc", "-f", dump, "-h", src.dir, "-p", "5432",
+                 "-U", "postgres", op["db"]])
+        self.touch(c)
+        src.stop("fast")
+        self.role[c] = "retired"
+        for key in [k for k in self.pollers if k[0] == c]:
+            del self.pollers[key]
+        cl.create_fresh()
+        cl.write_settings(op["set"])
+        self.clusters[new] = cl
+        self.role[new] = "primary"
+        lin = self.lineage[c]
+        frontier = lin.frontier.copy()
+        frontier.new_run()
+        self.lineage[new] = Lineage(lin.hi, lin.lead, frontier, lin.newest)
+        cl.start()
+        self.touch(new)
+        cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
+        self.restore(cl, op["db"], dump, rows)
+
+    def checked_rows(self, c, db):
+        """Rows of chaos_checked in c's db after adding 100; None where the
+        database cannot have it (an extension older than layouts)."""
+        try:
+            return self.clusters[c].query(db, CHECKED_SQL)[0][0]
+        except psycopg2.Error:
+            return None
+
+    def restore(self, cl, db, dump, rows):
+        """pg_restore, then every row of chaos_checked must be back."""
+        try:
+            as_user([self.pg.tool("pg_restore"), "-h", cl.dir, "-p", "5432", "-U", "postgres",
+                     "-d", db, dump])
+        except RuntimeError as e:
+            self.op_errors["pg_restore: %s" % normalize(str(e)[-200:])] += 1
+        if rows is None:
+            return
+        back = cl.query(db, "SELECT CASE WHEN to_regclass('chaos_checked') IS NULL THEN 0 ELSE "
+                            "(SELECT count(*) FROM chaos_checked) END")[0][0]
+        if back != rows:
+            raise Violation("rows lost on restore", "chk",
+                            "%s/%s: pg_restore brought back %d of the %d rows of chaos_checked,"
+                            " whose CHECK reads layout chk through a SQL function"
+                            % (cl.name, db, back, rows))
+
+    def do_define_many(self, op):
+        """op's count layouts of one family at once, named prefix1, prefix2..."""
+        if not self.live(op["c"]):
+            return False
+        fields, widths, unit, radix = FAMILIES[op["family"]]
+        self.clusters[op["c"]].query(
+            op["db"], "SELECT count(idgen_define_layout(%s || i, %s::timestamptz, %s::text[], "
+                      "%s::int[], %s::interval, %s)) FROM generate_series(1, %s) i",
+            (op["prefix"], op["epoch"] + " 00:00:00+00", list(fields), list(widths), unit, radix,
+             op["count"]))
 
     def do_pause(self, op):
         """Nothing happens a while (the pollers poll after it)."""
@@ -264,7 +429,8 @@ class World:
         # The base backup holds the marks of every ID handed out so far.
         frontier = self.lineage[c].frontier.copy()
         frontier.new_run()
-        self.lineage[s] = Lineage(self.lineage[c].hi, self.lineage[c].lead, frontier)
+        self.lineage[s] = Lineage(self.lineage[c].hi, self.lineage[c].lead, frontier,
+                                  self.lineage[c].newest)
         cl.start()
         if op["sync"]:
             p.write_settings(dict(p.settings, synchronous_standby_names=s))
@@ -291,6 +457,7 @@ class World:
             # Its primary's sessions waited for it: it has the marks of all
             # their IDs, and the outbox rows they committed.
             self.lineage[s].frontier.include(self.lineage[c].frontier)
+            self.lineage[s].newest = max(self.lineage[s].newest, self.lineage[c].newest)
             for (pc, db), poller in list(self.pollers.items()):
                 if pc == c:
                     self.pollers[(s, db)] = poller.switch()
@@ -318,6 +485,7 @@ class World:
         src = self.clusters[c]
         cl = self.new_cluster(new, op["set"])
         dump = os.path.join(cl.dir, "dump.custom")
+        rows = self.checked_rows(c, op["db"])
         as_user([self.pg.tool("pg_dump"), "-Fc", "-f", dump, "-h", src.dir, "-p", "5432",
                  "-U", "postgres", op["db"]])
         self.clusters[new] = cl
@@ -325,8 +493,7 @@ class World:
         self.lineage[new] = Lineage()
         cl.start()
         cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
-        as_user([self.pg.tool("pg_restore"), "-h", cl.dir, "-p", "5432", "-U", "postgres",
-                 "-d", op["db"], dump])
+        self.restore(cl, op["db"], dump, rows)
         self.touch(new)
         # A restored database holds the source's IDs: the server refuses until
         # told to resume past them (docs/guarantees.md, A new cluster...).
@@ -448,7 +615,7 @@ class World:
                                 "%d of %s handed out again by %s at step %d; first at step %d"
                                 % (ident, layout.describe(), where, self.step, seen[ident]))
             seen[ident] = self.step
-            self.check_decode(ident, layout, view, lo, hi, where)
+            lin.newest = max(lin.newest, self.check_decode(ident, layout, view, lo, hi, where))
         self.check_frontier(res, layout, view, where)
         self.checked[(func, layout.name)] += len(res["ids"])
 
@@ -483,6 +650,7 @@ class World:
         if problem:
             raise Violation("wrong node", layout.name, "%d of %s from %s: %s"
                             % (ident, layout.describe(), where, problem))
+        return t + layout.tick_ms
 
     def check_opaque(self, res, view):
         """objectid and UUIDv7: unique over the run, time near the clock."""

@@ -89,6 +89,26 @@ MUTANTS = [
        "\t\t\tme.gen->issued--;\n"
        "\t\telse if (lg != NULL && lg->dedicated)\n"
        "\t\t\tlg->gen.issued--;\n")]),
+    ("overflow_node_bits", "src/hwm.c",
+     "overflow marks of a node id do not bind other node ids under other idgen.node_bits"
+     " (a full table of marks, issue #28 item 1)",
+     [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
+       "(other->node == HWM_ANY_NODE || other->node == node ||\n"
+       "\t\t (other->node_bits != node_bits && !hwm_is_overflow(other)));")]),
+    ("provenance_foreign", "src/provenance.c",
+     "a database holding IDs of a cluster the marks do not cover is not refused"
+     " (pg_upgrade, a restored dump; issue #28 item 3)",
+     [("\tuncovered = provenance_uncovered();\n", "\tuncovered = provenance_uncovered() * 0;\n")]),
+    ("hwm_lost", "src/provenance.c",
+     "idgen_hwm missing from a directory that kept it starts from the clock, as a new"
+     " cluster would (issue #28 item 3)",
+     [("\tif (!file_found && clone_kept_marks())\n",
+       "\tif (!file_found && clone_kept_marks() && false)\n")]),
+    ("restore_layouts", "src/restore.c",
+     "a restore does not define the layouts before the data: rows whose CHECK reads a layout"
+     " through a function are lost (issue #28 item 4)",
+     [("\tif (restore_command_made(funcoid))\n\t\trestore_define(relid, nsp);\n",
+       "\tif (restore_command_made(funcoid) && false)\n\t\trestore_define(relid, nsp);\n")]),
 ]
 BY_NAME = {m[0]: m for m in MUTANTS}
 
