@@ -379,7 +379,30 @@ $bad->poll_query_until('postgres', "SELECT last_error ~ 'Could not connect' FROM
 like($err, qr/idgen holds no node id lease from registry "host=\/nonexistent port=1 dbname=postgres"/,
 	'an unreachable registry: refused, naming it without its password');
 like($err, qr/Could not connect to the registry/, 'and saying why');
+my $noext = 'host=' . $registry->host . ' port=' . $registry->port . ' dbname=template1';
+set_auto_conf($bad, "idgen.node_registry = '$noext'");
+ok($bad->poll_query_until('postgres',
+		"SELECT last_error = 'The registry database does not have the extension idgen.' FROM idgen_node_lease"),
+	'a registry database without idgen: the lease says so');
 $bad->stop;
+
+# --- the registry's functions are idgen's, whatever the search_path of
+# the registry's role: a function of the same name that another schema in
+# it holds is never called.  The shadow renews nothing and answers the
+# highest ceiling there is, so a holder that called it would keep
+# generating after its real lease expired.
+$registry->safe_psql('postgres', q{
+	CREATE SCHEMA shadow;
+	CREATE FUNCTION shadow.idgen_lease_renew(integer, uuid, integer, bigint) RETURNS bigint
+		LANGUAGE sql AS 'SELECT 9223372036854775807';
+	ALTER ROLE CURRENT_USER SET search_path = shadow, public;
+});
+my $e = leasing_node('e');
+my $ne = leased($e);
+sleep($lease_s + 1);
+is($registry->safe_psql('postgres', "SELECT held FROM idgen_leases WHERE node_id = $ne"), 't',
+	"e renews its lease on the registry, not with a shadow function earlier in the role's search_path");
+$registry->safe_psql('postgres', 'ALTER ROLE CURRENT_USER RESET search_path; DROP SCHEMA shadow CASCADE');
 
 $registry->stop;
 done_testing();
