@@ -484,12 +484,26 @@ lease_release(void)
 	char	   *err = NULL;
 	char		sqlstate[6];
 	PGresult   *r;
+	int64		highest;
 
 	lease_fence_now();
 	if (me.node_id < 0 || me.lost)
 		return;
+	/*
+	 * Unreadable marks cannot bound the IDs made before: the lease runs
+	 * out instead, keeping the mark its renewals reported.
+	 */
+	highest = hwm_node_highest(me.node_id, idgen_node_bits);
+	if (highest < 0)
+	{
+		ereport(LOG,
+				(errmsg("idgen: not releasing the lease of node id %d", me.node_id),
+				 errdetail("The high-water mark file was unreadable, so this server cannot report how high its IDs went."),
+				 errhint("The node id is leased again once its lease expires.")));
+		return;
+	}
 	snprintf(node, sizeof(node), "%d", me.node_id);
-	snprintf(mark, sizeof(mark), INT64_FORMAT, hwm_node_highest(me.node_id, idgen_node_bits));
+	snprintf(mark, sizeof(mark), INT64_FORMAT, highest);
 	/* ShutdownRequestPending would end the wait at once */
 	ShutdownRequestPending = false;
 	r = lease_exec("SELECT idgen_lease_release($1::integer, $2::uuid, $3::bigint)", 3, params,

@@ -404,5 +404,26 @@ is($registry->safe_psql('postgres', "SELECT held FROM idgen_leases WHERE node_id
 	"e renews its lease on the registry, not with a shadow function earlier in the role's search_path");
 $registry->safe_psql('postgres', 'ALTER ROLE CURRENT_USER RESET search_path; DROP SCHEMA shadow CASCADE');
 
+# --- a holder whose marks are unreadable cannot say how high its IDs
+# went: releasing its lease keeps the mark the registry holds, which is
+# above the IDs e made before.
+($ret, $out, $err) = burst_into($e, 'ids', 1000);
+is($ret, 0, 'e generates') or diag($err);
+my $e_last_ms = $e->safe_psql('postgres',
+	"SELECT (extract(epoch FROM (idgen_decode(max(id))).ts) * 1000)::bigint FROM ids");
+$e->stop;
+my $released_mark = $registry->safe_psql('postgres', "SELECT mark_ms FROM idgen_lease WHERE node_id = $ne");
+cmp_ok($released_mark, '>', $e_last_ms, "e's release reports a mark above its IDs");
+open my $fh, '>', $e->data_dir . '/idgen_hwm' or die $!;
+print $fh "garbage\n";
+close $fh;
+$e->start;
+is(leased($e), $ne, 'e, its marks unreadable, leases its node id again');
+($ret, $out, $err) = $e->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/is unreadable/, 'and refuses to generate');
+$e->stop;
+cmp_ok($registry->safe_psql('postgres', "SELECT mark_ms FROM idgen_lease WHERE node_id = $ne"),
+	'>=', $released_mark, "e's release without its marks does not lower the registry's mark");
+
 $registry->stop;
 done_testing();
