@@ -342,6 +342,14 @@ lease_file_read(void)
 	FreeFile(f);
 	if (n < 1)
 		return -1;
+	/* the registry would refuse every acquire that passes a token not a UUID */
+	if (strlen(token) != 36 || strspn(token, "0123456789abcdefABCDEF-") != 36)
+	{
+		ereport(LOG,
+				(errmsg("idgen: ignoring the unreadable node id lease token in file \"%s\"", LEASE_FILE),
+				 errdetail("This server leases a node id as a new holder.")));
+		return -1;
+	}
 	strlcpy(me.token, token, sizeof(me.token));
 	if (n == 4 && pid == (int) PostmasterPid && started == (int64) PgStartTime)
 		return node;

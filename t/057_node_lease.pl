@@ -404,6 +404,16 @@ is($registry->safe_psql('postgres', "SELECT held FROM idgen_leases WHERE node_id
 	"e renews its lease on the registry, not with a shadow function earlier in the role's search_path");
 $registry->safe_psql('postgres', 'ALTER ROLE CURRENT_USER RESET search_path; DROP SCHEMA shadow CASCADE');
 
+# --- a token file that is not a token is ignored: the server leases as a
+# new holder rather than passing it to the registry, which refuses it.
+$e->stop;
+open my $tf, '>', $e->data_dir . '/idgen_lease' or die $!;
+print $tf "not-a-token 0 1 2\n";
+close $tf;
+$e->start;
+$ne = leased($e);
+ok($e->log_contains('ignoring the unreadable node id lease token'), 'e says it ignored the token file');
+
 # --- a holder whose marks are unreadable cannot say how high its IDs
 # went: releasing its lease keeps the mark the registry holds, which is
 # above the IDs e made before.
