@@ -303,9 +303,9 @@ lease_exec(const char *sql, int nparams, const char *const *params, int64 deadli
 	if (!me.path_set && !lease_set_search_path(deadline_us, err, sqlstate))
 		return NULL;
 	r = lease_query(sql, nparams, params, deadline_us, err, sqlstate);
-	/* an idgen older than 1.5 has no lease functions */
+	/* an idgen older than 1.5, or a schema the role cannot use */
 	if (r == NULL && strcmp(sqlstate, "42883") == 0)
-		*err = psprintf("%s The registry's idgen has no node id leases: run ALTER EXTENSION idgen UPDATE there.",
+		*err = psprintf("%s Update idgen on the registry (ALTER EXTENSION idgen UPDATE), and grant the registry's role USAGE on idgen's schema there.",
 						*err);
 	return r;
 }

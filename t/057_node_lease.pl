@@ -384,6 +384,12 @@ set_auto_conf($bad, "idgen.node_registry = '$noext'");
 ok($bad->poll_query_until('postgres',
 		"SELECT last_error = 'The registry database does not have the extension idgen.' FROM idgen_node_lease"),
 	'a registry database without idgen: the lease says so');
+$registry->safe_psql('postgres', 'CREATE DATABASE old_idgen');
+$registry->safe_psql('old_idgen', "CREATE EXTENSION idgen VERSION '1.4'");
+set_auto_conf($bad, "idgen.node_registry = '" . conninfo($registry) =~ s/dbname=postgres/dbname=old_idgen/r . "'");
+ok($bad->poll_query_until('postgres',
+		"SELECT last_error ~ 'ALTER EXTENSION idgen UPDATE' FROM idgen_node_lease"),
+	'a registry whose idgen predates leases: the lease says to update it');
 $bad->stop;
 
 # --- the registry's functions are idgen's, whatever the search_path of
