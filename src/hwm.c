@@ -774,7 +774,8 @@ hwm_raise_all(int64 ms)
 /*
  * The highest mark that binds a node id under node_bits, in any layout:
  * every tick this server used under the node id starts below it
- * (lease_worker.c reports it to the registry).
+ * (lease_worker.c reports it to the registry).  -1 when the file was
+ * unreadable: the marks then say nothing of the IDs made before.
  */
 int64
 hwm_node_highest(int node, int node_bits)
@@ -782,6 +783,11 @@ hwm_node_highest(int node, int node_bits)
 	int64		high = 0;
 
 	LWLockAcquire(hwm->lock, LW_SHARED);
+	if (hwm->corrupt)
+	{
+		LWLockRelease(hwm->lock);
+		return -1;
+	}
 	for (int i = 0; i < hwm->end; i++)
 	{
 		HwmEntry   *e = &hwm->entries[i];

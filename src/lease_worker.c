@@ -72,6 +72,7 @@ typedef struct Holder
 	PGconn	   *conn;
 	int			node_id;		/* -1: none */
 	char		token[64];		/* "" when none */
+	bool		path_set;		/* conn's search_path is idgen's schema */
 	bool		lost;
 	bool		held;			/* the last renewal succeeded */
 	int64		next_renew_us;	/* monotonic */
@@ -145,6 +146,7 @@ lease_disconnect(void)
 	if (me.conn != NULL)
 		PQfinish(me.conn);
 	me.conn = NULL;
+	me.path_set = false;
 }
 
 /* Connects to the registry unless connected; false with *err set. */
@@ -191,15 +193,13 @@ lease_connect(int64 deadline_us, char **err)
  * an error (*sqlstate then says which).
  */
 static PGresult *
-lease_exec(const char *sql, int nparams, const char *const *params, int64 deadline_us,
-		   char **err, char *sqlstate)
+lease_query(const char *sql, int nparams, const char *const *params, int64 deadline_us,
+			char **err, char *sqlstate)
 {
 	PGresult   *last = NULL;
 	PGresult   *r;
 
 	sqlstate[0] = '\0';
-	if (!lease_connect(deadline_us, err))
-		return NULL;
 	if (!PQsendQueryParams(me.conn, sql, nparams, NULL, params, NULL, NULL, 0))
 		goto broken;
 	while (PQflush(me.conn) == 1)
@@ -254,6 +254,62 @@ broken:
 	return NULL;
 }
 
+/*
+ * Makes the session find idgen's functions in the schema the registry
+ * installed it in, and nowhere else: a function of the same name in a
+ * schema earlier in the role's search_path must not answer for the
+ * registry.  false with *err set.
+ */
+static bool
+lease_set_search_path(int64 deadline_us, char **err, char *sqlstate)
+{
+	PGresult   *r;
+	bool		found;
+
+	r = lease_query("SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(n.nspname), false) "
+					"FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n "
+					"ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
+					"WHERE e.extname OPERATOR(pg_catalog.=) 'idgen'",
+					0, NULL, deadline_us, err, sqlstate);
+	if (r == NULL)
+	{
+		lease_disconnect();
+		return false;
+	}
+	found = PQntuples(r) == 1;
+	PQclear(r);
+	if (!found)
+	{
+		*err = pstrdup("The registry database does not have the extension idgen.");
+		lease_disconnect();
+	}
+	me.path_set = found;
+	return found;
+}
+
+/*
+ * Runs a query on the registry, connecting first if need be; the result,
+ * or NULL with *err set (lease_query).
+ */
+static PGresult *
+lease_exec(const char *sql, int nparams, const char *const *params, int64 deadline_us,
+		   char **err, char *sqlstate)
+{
+	PGresult   *r;
+
+	sqlstate[0] = '\0';
+	if (!lease_connect(deadline_us, err))
+		return NULL;
+	if (!me.path_set && !lease_set_search_path(deadline_us, err, sqlstate))
+		return NULL;
+	r = lease_query(sql, nparams, params, deadline_us, err, sqlstate);
+	/* an idgen older than 1.5, or a schema the role cannot use */
+	if (r == NULL && strcmp(sqlstate, "42883") == 0)
+		*err = psprintf("%s Update idgen on the registry (ALTER EXTENSION idgen UPDATE), and grant the registry's role USAGE on idgen's schema there.",
+						*err);
+	return r;
+}
+
 /* ---- the token file ---- */
 
 static void
@@ -286,6 +342,14 @@ lease_file_read(void)
 	FreeFile(f);
 	if (n < 1)
 		return -1;
+	/* the registry would refuse every acquire that passes a token not a UUID */
+	if (strlen(token) != 36 || strspn(token, "0123456789abcdefABCDEF-") != 36)
+	{
+		ereport(LOG,
+				(errmsg("idgen: ignoring the unreadable node id lease token in file \"%s\"", LEASE_FILE),
+				 errdetail("This server leases a node id as a new holder.")));
+		return -1;
+	}
 	strlcpy(me.token, token, sizeof(me.token));
 	if (n == 4 && pid == (int) PostmasterPid && started == (int64) PgStartTime)
 		return node;
@@ -336,7 +400,7 @@ lease_renew(void)
 	snprintf(node, sizeof(node), "%d", me.node_id);
 	snprintf(lease_s, sizeof(lease_s), "%d", idgen_node_lease_s);
 	snprintf(mark, sizeof(mark), INT64_FORMAT, lease_report_mark());
-	r = lease_exec("SELECT idgen_lease_renew($1, $2, $3, $4)", 4, params,
+	r = lease_exec("SELECT idgen_lease_renew($1::integer, $2::uuid, $3::integer, $4::bigint)", 4, params,
 				   sent_us + lease_ms() * 1000 / 3, &err, sqlstate);
 	if (r == NULL)
 	{
@@ -384,7 +448,7 @@ lease_acquire(void)
 	snprintf(bits, sizeof(bits), "%d", idgen_node_bits);
 	snprintf(sysid, sizeof(sysid), INT64_FORMAT, (int64) GetSystemIdentifier());
 	snprintf(lease_s, sizeof(lease_s), "%d", idgen_node_lease_s);
-	r = lease_exec("SELECT node_id, new_token, previous_mark_ms FROM idgen_lease_acquire($1, $2, $3, $4, $5)",
+	r = lease_exec("SELECT node_id, new_token, previous_mark_ms FROM idgen_lease_acquire($1::integer, $2::text, $3::bigint, $4::uuid, $5::integer)",
 				   5, params, lease_monotonic_us() + lease_ms() * 1000 / 3, &err, sqlstate);
 	if (r == NULL)
 	{
@@ -428,15 +492,29 @@ lease_release(void)
 	char	   *err = NULL;
 	char		sqlstate[6];
 	PGresult   *r;
+	int64		highest;
 
 	lease_fence_now();
 	if (me.node_id < 0 || me.lost)
 		return;
+	/*
+	 * Unreadable marks cannot bound the IDs made before: the lease runs
+	 * out instead, keeping the mark its renewals reported.
+	 */
+	highest = hwm_node_highest(me.node_id, idgen_node_bits);
+	if (highest < 0)
+	{
+		ereport(LOG,
+				(errmsg("idgen: not releasing the lease of node id %d", me.node_id),
+				 errdetail("The high-water mark file was unreadable, so this server cannot report how high its IDs went."),
+				 errhint("The node id is leased again once its lease expires.")));
+		return;
+	}
 	snprintf(node, sizeof(node), "%d", me.node_id);
-	snprintf(mark, sizeof(mark), INT64_FORMAT, hwm_node_highest(me.node_id, idgen_node_bits));
+	snprintf(mark, sizeof(mark), INT64_FORMAT, highest);
 	/* ShutdownRequestPending would end the wait at once */
 	ShutdownRequestPending = false;
-	r = lease_exec("SELECT idgen_lease_release($1, $2, $3)", 3, params,
+	r = lease_exec("SELECT idgen_lease_release($1::integer, $2::uuid, $3::bigint)", 3, params,
 				   lease_monotonic_us() + 2000000, &err, sqlstate);
 	if (r != NULL)
 		PQclear(r);

@@ -379,7 +379,67 @@ $bad->poll_query_until('postgres', "SELECT last_error ~ 'Could not connect' FROM
 like($err, qr/idgen holds no node id lease from registry "host=\/nonexistent port=1 dbname=postgres"/,
 	'an unreachable registry: refused, naming it without its password');
 like($err, qr/Could not connect to the registry/, 'and saying why');
+my $noext = 'host=' . $registry->host . ' port=' . $registry->port . ' dbname=template1';
+set_auto_conf($bad, "idgen.node_registry = '$noext'");
+ok($bad->poll_query_until('postgres',
+		"SELECT last_error = 'The registry database does not have the extension idgen.' FROM idgen_node_lease"),
+	'a registry database without idgen: the lease says so');
+$registry->safe_psql('postgres', 'CREATE DATABASE old_idgen');
+$registry->safe_psql('old_idgen', "CREATE EXTENSION idgen VERSION '1.4'");
+set_auto_conf($bad, "idgen.node_registry = '" . conninfo($registry) =~ s/dbname=postgres/dbname=old_idgen/r . "'");
+ok($bad->poll_query_until('postgres',
+		"SELECT last_error ~ 'ALTER EXTENSION idgen UPDATE' FROM idgen_node_lease"),
+	'a registry whose idgen predates leases: the lease says to update it');
 $bad->stop;
+
+# --- the registry's functions are idgen's, whatever the search_path of
+# the registry's role: a function of the same name that another schema in
+# it holds is never called.  The shadow renews nothing and answers the
+# highest ceiling there is, so a holder that called it would keep
+# generating after its real lease expired.
+$registry->safe_psql('postgres', q{
+	CREATE SCHEMA shadow;
+	CREATE FUNCTION shadow.idgen_lease_renew(integer, uuid, integer, bigint) RETURNS bigint
+		LANGUAGE sql AS 'SELECT 9223372036854775807';
+	ALTER ROLE CURRENT_USER SET search_path = shadow, public;
+});
+my $e = leasing_node('e');
+my $ne = leased($e);
+sleep($lease_s + 1);
+is($registry->safe_psql('postgres', "SELECT held FROM idgen_leases WHERE node_id = $ne"), 't',
+	"e renews its lease on the registry, not with a shadow function earlier in the role's search_path");
+$registry->safe_psql('postgres', 'ALTER ROLE CURRENT_USER RESET search_path; DROP SCHEMA shadow CASCADE');
+
+# --- a token file that is not a token is ignored: the server leases as a
+# new holder rather than passing it to the registry, which refuses it.
+$e->stop;
+open my $tf, '>', $e->data_dir . '/idgen_lease' or die $!;
+print $tf "not-a-token 0 1 2\n";
+close $tf;
+$e->start;
+$ne = leased($e);
+ok($e->log_contains('ignoring the unreadable node id lease token'), 'e says it ignored the token file');
+
+# --- a holder whose marks are unreadable cannot say how high its IDs
+# went: releasing its lease keeps the mark the registry holds, which is
+# above the IDs e made before.
+($ret, $out, $err) = burst_into($e, 'ids', 1000);
+is($ret, 0, 'e generates') or diag($err);
+my $e_last_ms = $e->safe_psql('postgres',
+	"SELECT (extract(epoch FROM (idgen_decode(max(id))).ts) * 1000)::bigint FROM ids");
+$e->stop;
+my $released_mark = $registry->safe_psql('postgres', "SELECT mark_ms FROM idgen_lease WHERE node_id = $ne");
+cmp_ok($released_mark, '>', $e_last_ms, "e's release reports a mark above its IDs");
+open my $fh, '>', $e->data_dir . '/idgen_hwm' or die $!;
+print $fh "garbage\n";
+close $fh;
+$e->start;
+is(leased($e), $ne, 'e, its marks unreadable, leases its node id again');
+($ret, $out, $err) = $e->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/is unreadable/, 'and refuses to generate');
+$e->stop;
+cmp_ok($registry->safe_psql('postgres', "SELECT mark_ms FROM idgen_lease WHERE node_id = $ne"),
+	'>=', $released_mark, "e's release without its marks does not lower the registry's mark");
 
 $registry->stop;
 done_testing();
