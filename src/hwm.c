@@ -515,6 +515,7 @@ hwm_shmem_startup(void)
 		hwm_overflow()->node = HWM_ANY_NODE;
 		hwm->used = hwm->end = 1;
 		hwm->default_epoch_read = PG_INT64_MIN;
+		pg_atomic_init_u64(&hwm->logged_lsn, 0);
 		if (hwm_load_file(detail, sizeof(detail), &file_found))
 		{
 			hwm_arrange_entries();
@@ -682,6 +683,51 @@ hwm_log_mark(const HwmEntry *e, int64 mark_ms)
 }
 
 /*
+ * Marks published from now on have their records at or before end: the
+ * mark writer has synchronous standbys confirm that LSN.  Under the lock,
+ * before the marks are published.
+ */
+static void
+hwm_logged(XLogRecPtr end)
+{
+	pg_atomic_write_u64(&hwm->logged_lsn, (uint64) end);
+	pg_write_barrier();
+}
+
+/*
+ * The LSN the mark writer waits for, covering the records of every mark
+ * read before the call: the end of the newest MARK record.  Not the flush
+ * pointer, which a committing backend may be waiting for at the same time:
+ * PostgreSQL's queue of synchronous-replication waiters holds distinct
+ * LSNs (an assertion fails otherwise).  Marks the server started with have
+ * no record in this run yet: the first call logs them.
+ */
+XLogRecPtr
+hwm_confirmable_lsn(void)
+{
+	XLogRecPtr	end = InvalidXLogRecPtr;
+
+	pg_read_barrier();
+	if (pg_atomic_read_u64(&hwm->logged_lsn) != 0 || hwm->corrupt)
+		return (XLogRecPtr) pg_atomic_read_u64(&hwm->logged_lsn);
+	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < hwm->end && pg_atomic_read_u64(&hwm->logged_lsn) == 0; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+
+		if (e->name[0] != '\0' && hwm_mark(e) > 0)
+			end = hwm_log_mark(e, hwm_mark(e));
+	}
+	if (end != InvalidXLogRecPtr)
+	{
+		XLogFlush(end);
+		hwm_logged(end);
+	}
+	LWLockRelease(hwm->lock);
+	return (XLogRecPtr) pg_atomic_read_u64(&hwm->logged_lsn);
+}
+
+/*
  * Raises every mark that a request has come near, and e's to cover ms
  * (ms < 0: none), making them durable before publishing them.  The caller
  * holds the lock.
@@ -724,6 +770,7 @@ hwm_raise_locked(HwmEntry *target, int64 ms)
 				end = hwm_log_mark(e, marks[i]);
 		}
 		XLogFlush(end);
+		hwm_logged(end);
 		for (int i = 0; i < n; i++)
 			if (raised[i])
 				pg_atomic_write_u64(&hwm->entries[i].mark, (uint64) marks[i]);
@@ -810,6 +857,7 @@ void
 hwm_raise_node_floor(int node, int node_bits, int64 ms)
 {
 	HwmEntry   *e;
+	XLogRecPtr	end;
 
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
 	if (hwm->corrupt)
@@ -825,7 +873,9 @@ hwm_raise_node_floor(int node, int node_bits, int64 ms)
 	{
 		hwm_merge(e, 0, ms);
 		hwm_write(NULL);
-		XLogFlush(hwm_log_mark(e, hwm_mark(e)));
+		end = hwm_log_mark(e, hwm_mark(e));
+		XLogFlush(end);
+		hwm_logged(end);
 	}
 	LWLockRelease(hwm->lock);
 }

@@ -7,6 +7,7 @@
 #ifndef IDGEN_HWM_SHARED_H
 #define IDGEN_HWM_SHARED_H
 
+#include "access/xlogdefs.h"
 #include "datatype/timestamp.h"
 #include "port/atomics.h"
 #include "storage/condition_variable.h"
@@ -94,6 +95,7 @@ typedef struct HwmShared
 	int64		overflows;		/* marks that found no entry of their own */
 	TimestampTz last_overflow;
 	int64		default_epoch_read; /* the default layout's epoch in the file */
+	pg_atomic_uint64 logged_lsn;	/* end of the newest MARK record this run */
 	HwmEntry	entries[FLEXIBLE_ARRAY_MEMBER]; /* [0]: overflow mark of every node id */
 } HwmShared;
 
@@ -102,5 +104,6 @@ extern HwmShared *hwm;
 /* hwm.c, for the writer */
 extern void hwm_raise(HwmEntry *target, int64 ms);
 extern bool hwm_sync_wanted(void);
+extern XLogRecPtr hwm_confirmable_lsn(void);
 
 #endif							/* IDGEN_HWM_SHARED_H */

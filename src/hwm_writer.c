@@ -31,15 +31,19 @@ hwm_confirm(void)
 {
 	int			n = hwm->end;	/* read once: entries above it are unused */
 	int64	   *marks = palloc(n * sizeof(int64));
-	XLogRecPtr	flushed;
+	XLogRecPtr	logged;
 
 	for (int i = 0; i < n; i++)
 		marks[i] = hwm_mark(&hwm->entries[i]);
-	/* Published marks are flushed, so this covers their records. */
-	flushed = GetFlushRecPtr(NULL);
+	logged = hwm_confirmable_lsn();
+	if (logged == InvalidXLogRecPtr)
+	{
+		pfree(marks);
+		return;					/* no mark at all yet */
+	}
 	/* As in a commit: the wait handles termination itself. */
 	HOLD_INTERRUPTS();
-	SyncRepWaitForLSN(flushed, false);
+	SyncRepWaitForLSN(logged, false);
 	RESUME_INTERRUPTS();
 	CHECK_FOR_INTERRUPTS();
 	for (int i = 0; i < n; i++)
