@@ -18,14 +18,6 @@ server's runs, of its outbox cursor, and of idgen_stats.
 
 import copy
 
-# A restart that moves idgen.epoch later makes idgen_horizon() return IDs of
-# the later epoch, below the cursor (generating is refused meanwhile): the
-# recipe's poller then reads rows twice.  Reported; until it is fixed the
-# poller keeps its cursor then, and the run's summary counts it.  False
-# makes it a violation again.
-KNOWN_EPOCH_LATER = False
-
-
 class Violation(Exception):
     def __init__(self, kind, layout, message):
         super().__init__("%s: %s" % (kind, message))
@@ -87,7 +79,6 @@ class Poller:
         self.read = {}          # id -> step it was read at
         self.polls = 0
         self.switched = False   # to a promoted standby, its horizon not yet past the cursor
-        self.epoch_ms = None    # idgen.epoch when it last took a horizon
 
     def copy(self):
         return copy.deepcopy(self)
@@ -100,18 +91,12 @@ class Poller:
         other.switched = True
         return other
 
-    def waits(self, h, epoch_ms, refusals):
-        """Keeping the cursor after a switch, while the horizon is below it;
-        and, a known bug (KNOWN_EPOCH_LATER), after idgen.epoch moved later."""
+    def waits(self, h):
+        """Keeping the cursor after a switch, while the horizon is below it."""
         below = self.highest is not None and h < self.highest
         if below and self.switched:
             return True
         self.switched = False
-        if below and KNOWN_EPOCH_LATER and epoch_ms > self.epoch_ms:
-            refusals["KNOWN BUG, not counted: idgen_horizon() goes back after idgen.epoch moved "
-                     "later"] += 1
-            return True
-        self.epoch_ms = epoch_ms
         return False
 
     def take_horizon(self, h, step, where):

@@ -4,7 +4,6 @@ the op lists a run records, with a stand-in for replaying them; the wait
 after a backend's SIGKILL, with a server log written by the test; and the
 invariants of checks.py on values given by hand.  They need no server."""
 
-import collections
 import os
 import random
 import sys
@@ -143,10 +142,10 @@ class Frontiers(unittest.TestCase):
 class Pollers(unittest.TestCase):
     def test_the_horizon_must_not_go_back(self):
         p = Poller()
-        self.assertFalse(p.waits(100, 0, collections.Counter()))
+        self.assertFalse(p.waits(100))
         p.take_horizon(100, 1, "A")
         p.take_rows([10, 20], 100, 1, "A")
-        self.assertFalse(p.waits(90, 0, collections.Counter()))
+        self.assertFalse(p.waits(90))
         with self.assertRaises(Violation) as cm:
             p.take_horizon(90, 2, "A")
         self.assertEqual(cm.exception.kind, "horizon went back")
@@ -168,9 +167,9 @@ class Pollers(unittest.TestCase):
         p.take_horizon(100, 1, "A")
         p.take_rows([], 100, 1, "A")
         s = p.switch()
-        self.assertTrue(s.waits(80, 0, collections.Counter()))    # keeps its cursor
-        self.assertFalse(s.waits(120, 0, collections.Counter()))
-        self.assertFalse(s.waits(80, 0, collections.Counter()))   # passed once: strict again
+        self.assertTrue(s.waits(80))    # keeps its cursor
+        self.assertFalse(s.waits(120))
+        self.assertFalse(s.waits(80))   # passed once: strict again
 
 
 class Drills(unittest.TestCase):

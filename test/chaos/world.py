@@ -896,14 +896,14 @@ def poll_once(conn, poller, step, where, refusals):
     idgen refused the horizon (a standby, a bad setting)."""
     with conn.cursor() as cur:
         try:
-            cur.execute("SELECT idgen_horizon(), current_setting('idgen.epoch')")
+            cur.execute("SELECT idgen_horizon()")
         except psycopg2.Error as e:
             if e.pgcode is None:
                 raise
             refusals["horizon: %s %s" % (e.pgcode, normalize(str(e)))] += 1
             return False
-        h, epoch = cur.fetchone()
-        if poller.waits(h, epoch_date_ms(epoch), refusals):
+        h = cur.fetchone()[0]
+        if poller.waits(h):
             return True
         poller.take_horizon(h, step, where)
         cur.execute("SELECT id FROM chaos_outbox WHERE id >= %s AND id < %s ORDER BY id",
