@@ -356,6 +356,27 @@ sub switchover
 	return $done && $issued > 0;
 }
 
+# Freezes member $m (SIGSTOP: Patroni, the postmaster and its children);
+# returns the processes stopped, for wake().
+sub freeze
+{
+	my ($m) = @_;
+	my $pm = postmaster_of($m);
+	kill 'STOP', $pm;
+	my @children = split ' ', `ps -o pid= --ppid $pm`;
+	kill 'STOP', -$patroni_pid{$m}, @children;
+	$frozen{$m} = 1;
+	return ($pm, @children);
+}
+
+sub wake
+{
+	my ($m, @stopped) = @_;
+	kill 'CONT', -$patroni_pid{$m}, @stopped;
+	delete $frozen{$m};
+	return;
+}
+
 # After the failover: the new leader $second is frozen (SIGSTOP: Patroni, the
 # postmaster and its children) until the remaining member $third is elected,
 # then woken; once one of the two leads and the other follows it as its
@@ -373,19 +394,14 @@ sub freeze_and_switchovers
 	# The client tries the frozen leader first, so that once woken it gets
 	# whatever that member still hands out before Patroni demotes it.
 	set_connstr($second, grep { $_ ne $second } @members);
-	my $pm = postmaster_of($second);
-	kill 'STOP', $pm;
-	my @children = split ' ', `ps -o pid= --ppid $pm`;
-	kill 'STOP', -$patroni_pid{$second}, @children;
-	$frozen{$second} = 1;
+	my @stopped = freeze($second);
 	my $t0 = time();
 	my $elected = client_until(60, sub { (leader() // '') eq $third });
 	ok($elected, sprintf('%s: %s elected after %.1f s while %s was frozen', $name, $third, time() - $t0, $second));
 	client_for(2);
 	my $woken = @handed;
 	my $rewound = rewinds($second);
-	kill 'CONT', -$patroni_pid{$second}, $pm, @children;
-	delete $frozen{$second};
+	wake($second, @stopped);
 	# Usually $second is demoted and rejoins $third.  Patroni may also let
 	# the woken $second take the leader key back and demote $third; and
 	# after the freeze its synchronous standby key may stay stale, which
@@ -430,18 +446,13 @@ sub freeze_leader
 {
 	my ($name, $second) = @_;
 	set_connstr($second, grep { $_ ne $second } @members);
-	my $pm = postmaster_of($second);
-	kill 'STOP', $pm;
-	my @children = split ' ', `ps -o pid= --ppid $pm`;
-	kill 'STOP', -$patroni_pid{$second}, @children;
-	$frozen{$second} = 1;
+	my @stopped = freeze($second);
 	my $t0 = time();
 	my $elected = client_until(60, sub { my $l = leader() // ''; $l ne '' && $l ne $second });
 	ok($elected, sprintf('%s: another member elected after %.1f s while %s was frozen', $name, time() - $t0, $second));
 	client_for(3);
 	my $woken = @handed;
-	kill 'CONT', -$patroni_pid{$second}, $pm, @children;
-	delete $frozen{$second};
+	wake($second, @stopped);
 	client_for(5);
 	my $late = grep { $_->[2] == $pg_port{$second} } @handed[ $woken .. $#handed ];
 	is($late, 0, "$name: $second, woken after its lease ran out, hands out nothing");
