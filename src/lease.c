@@ -227,6 +227,9 @@ lease_check_tick_slow(int64 tick_ms, int64 tick_len)
 {
 	LeaseView	v;
 
+	/* the fence after the mark the caller reserved, on any CPU */
+	pg_read_barrier();
+
 	if ((lease_fence_off || lease_left_us() > 0) &&
 		(lease_ceiling_off ||
 		 tick_ms + tick_len <= (int64) pg_atomic_read_u64(&lease->ceiling_ms)))

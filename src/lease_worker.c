@@ -258,7 +258,9 @@ broken:
  * Makes the session find idgen's functions in the schema the registry
  * installed it in, and nowhere else: a function of the same name in a
  * schema earlier in the role's search_path must not answer for the
- * registry.  false with *err set.
+ * registry.  And it reads committed rows: under a default of REPEATABLE
+ * READ, the functions' snapshot would predate the lock that orders them.
+ * false with *err set.
  */
 static bool
 lease_set_search_path(int64 deadline_us, char **err, char *sqlstate)
@@ -266,7 +268,8 @@ lease_set_search_path(int64 deadline_us, char **err, char *sqlstate)
 	PGresult   *r;
 	bool		found;
 
-	r = lease_query("SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(n.nspname), false) "
+	r = lease_query("SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(n.nspname), false), "
+					"pg_catalog.set_config('default_transaction_isolation', 'read committed', false) "
 					"FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n "
 					"ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
 					"WHERE e.extname OPERATOR(pg_catalog.=) 'idgen'",

@@ -24,7 +24,9 @@ use Time::HiRes qw(time sleep);
 my $lease_s = 5;
 
 # The registry: any database with idgen; it generates nothing itself.
-my $registry = idgen_node('registry', "idgen.node_id = 0\n");
+# The registry's sessions default to REPEATABLE READ: the lease worker reads
+# committed rows all the same.
+my $registry = idgen_node('registry', "idgen.node_id = 0\ndefault_transaction_isolation = 'repeatable read'\n");
 my $reg = conninfo($registry);
 my $lease_conf = "idgen.node_registry = '$reg'\nidgen.node_lease_s = $lease_s\nidgen.node_bits = 1\n";
 
