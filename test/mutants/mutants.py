@@ -109,6 +109,11 @@ MUTANTS = [
      " through a function are lost (issue #28 item 4)",
      [("\tif (restore_command_made(funcoid))\n\t\trestore_define(relid, nsp);\n",
        "\tif (restore_command_made(funcoid) && false)\n\t\trestore_define(relid, nsp);\n")]),
+    ("horizon_epoch", "src/horizon.c",
+     "after idgen.epoch moved later, idgen_horizon() no longer stands at the mark under which"
+     " it returned its horizons: it goes back (fixed by d921768)",
+     [("\treturn Max(Min(ms, earlier), Min(hz->default_floor, earlier));\n",
+       "\treturn Min(ms, earlier);\n")]),
 ]
 BY_NAME = {m[0]: m for m in MUTANTS}
 
