@@ -98,6 +98,7 @@ typedef struct HorizonShared
 	int64		mark;			/* durable; floor stays below it */
 	int64		default_epoch;	/* the default layout's epoch (idgen.epoch) */
 	int64		default_floor;	/* its IDs of every node id start above it */
+	int64		file_floor;		/* default_floor as the file recorded it */
 	bool		broken;			/* the file could not be read */
 	int			nbackends;
 	int			max_prepared;
@@ -152,11 +153,12 @@ horizon_shmem_request(void)
 }
 
 /*
- * Reads the file: "epoch <ms>", "mark <ms>" and "prepared <xid> <ms>
- * <epoch>" lines, the epochs being the default layout's when the line was
- * written.  Returns the file's epoch, PG_INT64_MIN when it names none (files
- * of idgen 1.4).  A file that cannot be read leaves the horizon refusing:
- * guessing could skip rows.
+ * Reads the file: "epoch <ms>", "mark <ms>", "floor <ms>" and "prepared
+ * <xid> <ms> <epoch>" lines, the epochs being the default layout's when the
+ * line was written, the floor counted from the file's epoch.  Returns the
+ * file's epoch, PG_INT64_MIN when it names none (files of idgen 1.4).  A
+ * file that cannot be read leaves the horizon refusing: guessing could skip
+ * rows.
  */
 static int64
 horizon_load_file(void)
@@ -183,6 +185,8 @@ horizon_load_file(void)
 			epoch = a;
 		else if (sscanf(line, "mark %lld", &a) == 1 && a >= 0)
 			hz->mark = Max(hz->mark, a);
+		else if (sscanf(line, "floor %lld", &a) == 1 && a >= 0)
+			hz->file_floor = Max(hz->file_floor, a);
 		else if (sscanf(line, "prepared %u %lld %lld", &xid, &b, &c) >= 2)
 		{
 			/* more than fit (max_prepared_transactions lowered): refuse */
@@ -213,7 +217,8 @@ horizon_load_file(void)
  * returned up to the file's mark are IDs of the old epoch, above what the
  * same times give in the new one: IDs of the default layout, of every node
  * id, must then start above that mark in the old epoch's numbers, which
- * hwm.c makes durable before anything generates.
+ * hwm.c makes durable before anything generates.  The file keeps that
+ * floor too, so that it is bound again when idgen_hwm was lost since.
  */
 static void
 horizon_settle_epoch(int64 file_epoch)
@@ -229,8 +234,12 @@ horizon_settle_epoch(int64 file_epoch)
 		if (hz->prepared[i].epoch_ms == PG_INT64_MIN)
 			hz->prepared[i].epoch_ms = file_epoch;
 	hz->nearlier = hz->nprepared;
-	if (!hz->broken)
-		hz->default_floor = hwm_bind_default_layout(file_epoch, hz->mark);
+	if (hz->broken)
+		return;
+	if (file_epoch < current)
+		hz->default_floor = hwm_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));
+	else
+		hz->default_floor = hwm_bind_default_layout(file_epoch, hz->file_floor);
 }
 
 /* Runs in the postmaster at startup and after every crash reinitialisation. */
@@ -272,9 +281,11 @@ horizon_write_file(int64 mark, const HorizonPrepared *extra)
 	if (hz->broken)
 		return;
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, "# idgen horizon: mark in Unix ms; prepared transactions' xid, ms and epoch; the default layout's epoch\n");
+	appendStringInfoString(&buf, "# idgen horizon: mark in Unix ms; the default layout's epoch and floor; prepared transactions' xid, ms and epoch\n");
 	appendStringInfo(&buf, "epoch %lld\n", (long long) hz->default_epoch);
 	appendStringInfo(&buf, "mark %lld\n", (long long) mark);
+	if (hz->default_floor > 0)
+		appendStringInfo(&buf, "floor %lld\n", (long long) hz->default_floor);
 	for (int i = 0; i < hz->nprepared; i++)
 		appendStringInfo(&buf, "prepared %u %lld %lld\n", hz->prepared[i].xid,
 						 (long long) hz->prepared[i].ms, (long long) hz->prepared[i].epoch_ms);

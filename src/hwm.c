@@ -624,9 +624,10 @@ hwm_default_epoch_read(void)
 
 /*
  * At startup, after the file: every node id's IDs of the default layout
- * stay above mark, counted from epoch_ms, when idgen.epoch has moved later
- * than that since.  horizon.c passes the mark under which it returned its
- * horizons, so that they still hold in the new epoch's numbers.  Returns
+ * stay above mark, counted from epoch_ms.  horizon.c passes the mark under
+ * which it returned its horizons when idgen.epoch has moved later since, so
+ * that they still hold in the new epoch's numbers, and the floor this
+ * returned before, which a lost idgen_hwm would otherwise forget.  Returns
  * the floor the default layout's IDs of every node id start above, in Unix
  * ms counted from the current epoch: the horizon may stand there.
  */
@@ -639,7 +640,7 @@ hwm_bind_default_layout(int64 epoch_ms, int64 mark)
 	if (hwm->corrupt)
 		return 0;
 	e = hwm_find(def->name, HWM_ANY_NODE, 0);
-	if (epoch_ms < def->epoch_ms)
+	if (mark > 0)
 	{
 		if (e == NULL)
 			e = hwm_entry(def->name, def->epoch_ms, HWM_ANY_NODE, 0, true);

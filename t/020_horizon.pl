@@ -210,6 +210,59 @@ idgen.node_id = 6
 # it resumes above them.
 $node->restart;
 
+# 3c. Nor when idgen_hwm is lost after a checkpoint, with the clock behind
+# the horizons returned (8 s here): generation refuses until
+# idgen_resume_after(), and the time the hint asks for, the newest ID's,
+# may be below a horizon returned since.  The horizon's file remembers the
+# horizons: they do not go back, and IDs resume above them.  The control:
+# without that file as well, the first ID is below the cursor.  Last, the
+# floor an epoch moved later left survives the loss too.
+sub lose_marks
+{
+	my ($control) = @_;
+
+	$node->append_conf('postgresql.conf', 'idgen.clock_offset_ms = 8000');
+	$node->reload;
+	my $newest = $node->safe_psql('postgres', 'SELECT idgen_next()');
+	my $h = $node->safe_psql('postgres', 'SELECT pg_sleep(1); SELECT idgen_horizon()');
+	$node->safe_psql('postgres', 'CHECKPOINT');
+	$node->stop;
+	unlink($node->data_dir . '/idgen_hwm') or die $!;
+	unlink($node->data_dir . '/idgen_horizon') or die $! if $control;
+	$node->append_conf('postgresql.conf', 'idgen.clock_offset_ms = 0');
+	$node->start;
+	my $after = $node->safe_psql('postgres', 'SELECT idgen_horizon()');
+	my ($ret, $out, $refusal) = $node->psql('postgres', 'SELECT idgen_next()');
+	$node->safe_psql('postgres', "SELECT idgen_resume_after((idgen_decode($newest)).ts)");
+	$node->restart;
+	my $next = $node->safe_psql('postgres', 'SELECT idgen_next()');
+	return ($h, $after, $refusal, $next);
+}
+my ($h_lost, $after_lost, $lost_refusal, $next_lost) = lose_marks('control');
+cmp_ok($next_lost, '<', $h_lost, 'the control: without the horizon\'s file, IDs resume below the cursor');
+($h_lost, $after_lost, $lost_refusal, $next_lost) = lose_marks();
+like($lost_refusal, qr/idgen high-water marks were lost/, 'a lost idgen_hwm refuses');
+cmp_ok($after_lost, '>=', $h_lost, 'the horizon does not go back when idgen_hwm is lost');
+cmp_ok($next_lost, '>=', $h_lost,
+	'and after idgen_resume_after() the newest ID\'s time, IDs resume above every horizon');
+$h_lost = $node->safe_psql('postgres', 'SELECT pg_sleep(0.01); SELECT idgen_horizon()');
+$node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-02'");
+$node->restart;
+# a horizon past the mark the file had rewrites it, in the new epoch
+$node->safe_psql('postgres', 'SELECT pg_sleep(1.5); SELECT idgen_horizon(); CHECKPOINT');
+$node->stop;
+unlink($node->data_dir . '/idgen_hwm') or die $!;
+$node->start;
+cmp_ok($node->safe_psql('postgres', 'SELECT idgen_horizon()'), '>=', $h_lost,
+	'nor when it is lost after idgen.epoch moved later');
+$node->safe_psql('postgres', 'SELECT idgen_resume_after(now())');
+$node->restart;
+(undef, undef, $lost_refusal) = $node->psql('postgres', 'SELECT idgen_next()');
+like($lost_refusal, qr/idgen\.epoch was moved later|behind the time of the newest idgen ID/,
+	'... and IDs wait until they can start above it');
+$node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-01'");
+$node->restart;
+
 # 4. A backend in the shared worker id holds it too: with 9 node bits there
 # is one dedicated worker id, taken by the first session.
 $node->append_conf('postgresql.conf', 'idgen.node_bits = 9');
