@@ -505,16 +505,21 @@ class Model:
         """idgen_hwm deleted after a CHECKPOINT, with the server stopped,
         the clock then behind the server's last IDs: generating is refused
         in every layout (docs/guarantees.md, The mark file is lost) until
-        idgen_resume_after() and a restart; then IDs resume above."""
+        idgen_resume_after() and a restart; then IDs resume above.  The time
+        given is past the newest ID, as the hint says, or past every ID the
+        clock allowed; the outbox's poll before the loss takes a horizon
+        above the newest ID."""
         c = self.quiet_primary()
         if c is None:
             return None
         db = self.r.choice(self.dbs(c, CURRENT))
         s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
         ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([2000, 3000]))
-        ops = [{"op": "reload", "c": c, "set": ahead, "poll": False}, self.burst_on(c, c),
+        ops = [{"op": "reload", "c": c, "set": ahead, "poll": False},
+               self.outbox_in(c, db) or self.burst_on(c, c),
                {"op": "lose_hwm", "c": c, "set": s}, self.burst_on(c, c),
-               {"op": "resume", "c": c, "db": db}, self.burst_on(c, c), self.outbox_in(c, db)]
+               {"op": "resume", "c": c, "db": db, "newest": self.r.random() < 0.5},
+               self.burst_on(c, c), self.outbox_in(c, db)]
         ops = [op for op in ops if op]
         self.queue += ops[1:]
         return ops[0]
