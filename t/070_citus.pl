@@ -4,8 +4,9 @@
 # hold the source shards for a repartitioned INSERT ... SELECT: every ID must
 # be unique and decode to the node that made it.  Layouts defined on the
 # coordinator reach every worker, and idgen_check_nodes() without a list
-# checks every node through Citus's connections.  Runs where Citus is
-# installed in the PostgreSQL under test and skips elsewhere.
+# checks every node through Citus's connections.  Last, every node leases
+# its node id from the coordinator instead.  Runs where Citus is installed
+# in the PostgreSQL under test and skips elsewhere.
 use strict;
 use warnings;
 use FindBin;
@@ -134,6 +135,32 @@ set_auto_conf($w2, 'idgen.node_id = 5000');
 like(check(), qr/\Q$n2\E\|\|idgen.node_id is not set, or its configured value was rejected/,
 	'a rejected node id is flagged the same way');
 is(sql($w2, 'SELECT node_id IS NULL FROM idgen_node_info()'), 't', 'idgen_node_info() shows no node id either');
+
+# The recipe of docs/citus.md: no node sets idgen.node_id; every node, the
+# coordinator too, leases one from the coordinator's database.  Each insert
+# path's IDs are unique and decode to the node id its node leased.
+my $registry = "host=$host port=" . $coord->port . ' dbname=postgres';
+set_auto_conf($_, "idgen.node_registry = '$registry'\nidgen.node_lease_s = 5") for $coord, $w1, $w2;
+my %leased;
+for my $n ($coord, $w1, $w2)
+{
+	$n->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease")
+	  or die $n->name . ' leased no node id: ' . sql($n, 'SELECT last_error FROM idgen_node_lease');
+	$leased{ $n->name } = sql($n, 'SELECT node_id FROM idgen_node_lease');
+}
+my %distinct = map { $_ => 1 } values %leased;
+is(scalar(keys %distinct), 3, 'the coordinator and both workers lease distinct node ids from the coordinator');
+is(sql($coord, 'SELECT count(*) FROM idgen_leases WHERE held'), '3', 'the coordinator lists the three leases');
+sql($coord, q{TRUNCATE events});
+sql($coord, q{INSERT INTO events (tenant, src) SELECT g % 50, 'coordinator' FROM generate_series(1, 2000) g});
+sql($w1, q{INSERT INTO events (tenant, src) SELECT g % 50, 'worker1' FROM generate_series(1, 2000) g});
+sql($w2, q{INSERT INTO events (tenant, src) SELECT g % 50, 'worker2' FROM generate_series(1, 2000) g});
+is(sql($coord, qq{
+	SELECT count(*), count(DISTINCT id),
+		   count(*) FILTER (WHERE (idgen_decode(id)).node_id = CASE src
+				WHEN 'coordinator' THEN $leased{coordinator}
+				WHEN 'worker1' THEN $leased{worker1} ELSE $leased{worker2} END)
+	FROM events}), '6000|6000|6000', 'with leased node ids, every ID is unique and decodes to its node\'s lease');
 
 $_->stop for $coord, $w1, $w2;
 done_testing();
