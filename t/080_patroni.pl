@@ -117,6 +117,9 @@ postgresql:
       username: postgres
     rewind:
       username: postgres
+  # a standby's base backup starts at once, not after a spread checkpoint
+  basebackup:
+    - checkpoint: 'fast'
   pg_hba:
     - local all all trust
     - host all all 127.0.0.1/32 trust
@@ -537,7 +540,7 @@ sub scenario
 	my $t0 = time();
 	my $second = wait_for('a new leader', 60, sub { leader() });
 	ok($second, sprintf('%s: Patroni promoted %s after %.1f s', $name, $second // 'nobody', time() - $t0));
-	client_for(8);
+	client_for(5);
 	my $after = @handed - $before - $while_stopped;
 	cmp_ok($after, '>', 20, "$name: the client got $after IDs or blocks from the new leader");
 	freeze_and_switchovers($name, $second) if $more && $own_node_ids ne 'lease';
