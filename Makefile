@@ -20,10 +20,13 @@ OBJS = \
 	src/hwm_writer.o \
 	src/idgen.o \
 	src/layout.o \
+	src/layout_gen.o \
 	src/layouts_view.o \
 	src/lease.o \
 	src/lease_worker.o \
+	src/next.o \
 	src/objectid.o \
+	src/plan.o \
 	src/random.o \
 	src/provenance.o \
 	src/registry.o \
