@@ -21,6 +21,7 @@ OBJS = \
 	src/idgen.o \
 	src/layout.o \
 	src/layout_gen.o \
+	src/layout_table.o \
 	src/layouts_view.o \
 	src/lease.o \
 	src/lease_worker.o \

@@ -64,7 +64,7 @@ generator_plan_default(void)
 void
 generator_start_as_holder(GenState *st, const GenTarget *t)
 {
-	step_skip_past(st, &t->plan, step_tick_start(&t->plan, me.slot->last_ms));
+	step_skip_past(st, &t->plan, layout_tick_start(t->plan.layout, me.slot->last_ms));
 	step_apply_floor(st, &t->plan, hwm_floor(t->hwm));
 }
 

@@ -48,7 +48,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_authid.h"
-#include "common/hashfn.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -60,6 +59,7 @@
 #include "clock.h"
 #include "hwm.h"
 #include "layout.h"
+#include "layout_table.h"
 #include "registry.h"
 #include "settings.h"
 
@@ -77,10 +77,8 @@ typedef union RegistrySlotPadded
  */
 typedef struct LayoutState
 {
+	LayoutTableEntry head;		/* which definition; first, for layout_table.c */
 	LWLock	   *lock;			/* guards gen */
-	uint64		incarnation;	/* 0 when unused; new for each definition */
-	uint32		hash;			/* of key, to skip most comparisons */
-	LayoutKey	key;
 	HwmEntry   *hwm;			/* the layout's mark, told of the state's end */
 	GenState	gen;
 } LayoutState;
@@ -257,49 +255,11 @@ registry_claim_slot(int *index, bool again)
 	return slot;
 }
 
-void
-registry_layout_key(LayoutKey *key, const IdgenLayout *layout)
+/* A state whose newest tick is oldest is given up first. */
+static int64
+registry_state_last_ms(const LayoutTableEntry *entry)
 {
-	memset(key, 0, sizeof(*key));
-	strlcpy(key->name, layout->name, NAMEDATALEN);
-	key->epoch_ms = layout->epoch_ms;
-	key->tick_ms = layout->tick_ms;
-	key->radix = layout->radix;
-	key->nfields = layout->nfields;
-	for (int i = 0; i < layout->nfields; i++)
-	{
-		key->order[i] = layout->order[i];
-		key->width[layout->order[i]] = layout->width[layout->order[i]];
-	}
-}
-
-/*
- * The state of key's definition, or, when it has none, the one to give to
- * it: an unused one, else the one whose newest tick is oldest.  The caller
- * holds layout_lock.
- */
-static LayoutState *
-registry_find_layout(const LayoutKey *key, uint32 hash, bool *found)
-{
-	LayoutState *victim = NULL;
-
-	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
-	{
-		LayoutState *state = &registry->layouts[i].state;
-
-		if (state->incarnation != 0 && state->hash == hash &&
-			memcmp(&state->key, key, sizeof(*key)) == 0)
-		{
-			*found = true;
-			return state;
-		}
-		if (victim == NULL ||
-			(victim->incarnation != 0 &&
-			 (state->incarnation == 0 || state->gen.last_ms < victim->gen.last_ms)))
-			victim = state;
-	}
-	*found = false;
-	return victim;
+	return ((const LayoutState *) entry)->gen.last_ms;
 }
 
 /*
@@ -326,33 +286,36 @@ static LayoutState *
 registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
 					   bool *fresh)
 {
+	LayoutTable table = {
+		.base = registry->layouts,
+		.stride = sizeof(LayoutStatePadded),
+		.n = REGISTRY_MAX_LAYOUTS,
+		.incarnations = &registry->incarnations,
+		.last_used = registry_state_last_ms,
+	};
 	LayoutKey	key;
-	uint32		hash;
+	uint32		hash = layout_key(&key, layout);
 	LayoutState *state;
 	bool		found;
 
-	registry_layout_key(&key, layout);
-	hash = hash_bytes((const unsigned char *) &key, sizeof(key));
 	LWLockAcquire(registry->layout_lock, LW_EXCLUSIVE);
-	state = registry_find_layout(&key, hash, &found);
+	state = (LayoutState *) layout_table_find(&table, &key, hash, &found);
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
 	*fresh = !found;
 	if (!found)
 	{
-		if (state->incarnation != 0)
+		if (state->head.incarnation != 0)
 		{
 			hwm_retire(state->hwm, state->gen.last_ms);
 			registry_note_recycled();
 		}
 		memset(&state->gen, 0, sizeof(state->gen));
-		state->key = key;
-		state->hash = hash;
 		state->hwm = hwm;
-		state->incarnation = ++registry->incarnations;
+		layout_table_give(&table, &state->head, &key, hash);
 	}
 	LWLockRelease(registry->layout_lock);
 	ref->index = (LayoutStatePadded *) state - registry->layouts;
-	ref->incarnation = state->incarnation;
+	ref->incarnation = state->head.incarnation;
 	return state;
 }
 
@@ -380,7 +343,7 @@ registry_lock_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *r
 		LayoutState *state = &registry->layouts[ref->index].state;
 
 		LWLockAcquire(state->lock, LW_EXCLUSIVE);
-		if (likely(state->incarnation == ref->incarnation))
+		if (likely(state->head.incarnation == ref->incarnation))
 			return state;
 		LWLockRelease(state->lock);	/* given to another definition */
 	}
@@ -442,7 +405,7 @@ registry_capacity(IdgenCapacity *slots, IdgenCapacity *states)
 	states->in_use = 0;
 	LWLockAcquire(registry->layout_lock, LW_SHARED);
 	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
-		if (registry->layouts[i].state.incarnation != 0)
+		if (registry->layouts[i].state.head.incarnation != 0)
 			states->in_use++;
 	states->overflows = registry->states_recycled;
 	states->last_overflow = registry->states_recycled_at;

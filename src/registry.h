@@ -28,20 +28,6 @@ typedef struct RegistrySlot
 	TimestampTz claimed_at;
 } RegistrySlot;
 
-/* What a layout state belongs to: a layout definition, whole. */
-typedef struct LayoutKey
-{
-	char		name[NAMEDATALEN];
-	int64		epoch_ms;
-	int32		tick_ms;
-	int32		radix;
-	int32		nfields;
-	int32		order[IDGEN_NFIELDS];
-	int32		width[IDGEN_NFIELDS];
-} LayoutKey;
-
-extern void registry_layout_key(LayoutKey *key, const IdgenLayout *layout);
-
 extern void registry_shmem_request(void);
 extern void registry_shmem_startup(void);
 

@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MUTANTS = [
     ("slot_start", "src/generator.c",
      "a worker id's new holder does not start after its predecessors' newest tick",
-     [("\tstep_skip_past(st, &t->plan, step_tick_start(&t->plan, me.slot->last_ms));\n", "")]),
+     [("\tstep_skip_past(st, &t->plan, layout_tick_start(t->plan.layout, me.slot->last_ms));\n", "")]),
     ("node_bits_bind", "src/hwm.c",
      "marks written under other idgen.node_bits do not bind",
      [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
@@ -45,7 +45,7 @@ MUTANTS = [
      [("\telse if (rmgr_read_mark(record, &rec))\n"
        "\t\thwm_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);\n",
        "\telse if (rmgr_read_mark(record, &rec))\n\t\t(void) 0;\n")]),
-    ("key_epoch", "src/registry.c",
+    ("key_epoch", "src/layout.c",
      "the epoch is left out of the key of a layout definition's shared state",
      [("\tkey->epoch_ms = layout->epoch_ms;\n", "")]),
     ("horizon_publish", "src/horizon.c",
