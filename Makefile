@@ -6,6 +6,7 @@ OBJS = \
 	$(WIN32RES) \
 	src/capacity.o \
 	src/catalog.o \
+	src/catalog_change.o \
 	src/clock.o \
 	src/clone.o \
 	src/compat.o \
@@ -36,7 +37,8 @@ OBJS = \
 	src/settings.o \
 	src/stats.o \
 	src/step.o \
-	src/uuidv7.o
+	src/uuidv7.o \
+	src/workers_view.o
 
 EXTENSION = idgen
 # The version, as idgen.control gives it: the install script's name, and

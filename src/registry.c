@@ -9,7 +9,7 @@
  * running out of slots slows generation down but never fails it.  Layouts
  * whose IDs have no room for a backend's worker id generate in a state per
  * layout definition, each under a lock of its own.  The idgen_workers view
- * reports the slots.
+ * (workers_view.c) reports the slots.
  *
  * A layout's shared state belongs to one definition: its name, epoch, time
  * unit, radix, fields and widths.  The same definition in several databases
@@ -47,16 +47,11 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_authid.h"
-#include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
-#include "utils/acl.h"
 #include "utils/timestamp.h"
 
-#include "clock.h"
 #include "hwm.h"
 #include "layout.h"
 #include "layout_table.h"
@@ -124,8 +119,6 @@ typedef struct RegistryShared
 #define REGISTRY_TRANCHE "idgen"
 
 static RegistryShared *registry = NULL;
-
-PG_FUNCTION_INFO_V1(idgen_workers);
 
 static int
 registry_nslots(void)
@@ -412,58 +405,20 @@ registry_capacity(IdgenCapacity *slots, IdgenCapacity *states)
 	LWLockRelease(registry->layout_lock);
 }
 
-#define WORKERS_COLS 10
-
-static void
-workers_add_row(Tuplestorestate *store, TupleDesc tupdesc, int index,
-				const RegistrySlot *slot, bool is_shared, bool privileged)
+int
+registry_slot_count(void)
 {
-	Datum		values[WORKERS_COLS];
-	bool		nulls[WORKERS_COLS] = {false};
-	bool		visible = privileged || (!is_shared && slot->userid == GetUserId());
-
-	values[0] = Int32GetDatum(index);
-	values[1] = BoolGetDatum(is_shared);
-	values[2] = Int32GetDatum(slot->pid);
-	nulls[2] = is_shared || !visible;
-	values[3] = TimestampTzGetDatum(slot->claimed_at);
-	nulls[3] = is_shared || !visible;
-	values[4] = TimestampTzGetDatum(clock_ms_to_timestamptz(slot->gen.last_ms));
-	nulls[4] = !visible || slot->gen.last_ms == 0;
-	values[5] = Int64GetDatum(Max(slot->gen.last_ms - slot->gen.clock_high, 0));
-	nulls[5] = !visible || slot->gen.last_ms == 0;
-	values[6] = Int64GetDatum((int64) slot->gen.issued);
-	values[7] = Int64GetDatum((int64) slot->gen.regressions);
-	values[8] = Int64GetDatum((int64) slot->gen.waits);
-	values[9] = BoolGetDatum(slot->gen.clock_behind);
-	for (int i = 6; i < WORKERS_COLS; i++)
-		nulls[i] = !visible;
-	tuplestore_putvalues(store, tupdesc, values, nulls);
+	return registry->nslots;
 }
 
-/* One row per claimed slot, and one for the shared slot. */
-Datum
-idgen_workers(PG_FUNCTION_ARGS)
+/*
+ * A copy of slot index, for the idgen_workers view: who holds it is
+ * consistent; the counters are the holder's, read without its lock.
+ */
+void
+registry_read_slot(int index, RegistrySlot *copy)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		privileged = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
-	int			shared = -1;
-
-	registry_require();
-	InitMaterializedSRF(fcinfo, 0);
-	shared = registry_shared_index();
-	for (int i = 0; i < registry->nslots; i++)
-	{
-		RegistrySlot slot;
-
-		/* Ownership is consistent; the counters are the holder's, unlocked. */
-		LWLockAcquire(registry->claim_lock, LW_SHARED);
-		slot = registry->slots[i].slot;
-		LWLockRelease(registry->claim_lock);
-		if (i != shared && slot.pid == 0)
-			continue;
-		workers_add_row(rsinfo->setResult, rsinfo->setDesc, i, &slot,
-						i == shared, privileged);
-	}
-	return (Datum) 0;
+	LWLockAcquire(registry->claim_lock, LW_SHARED);
+	*copy = registry->slots[index].slot;
+	LWLockRelease(registry->claim_lock);
 }

@@ -35,6 +35,8 @@ extern void registry_require(void);
 extern int	registry_shared_index(void);
 extern RegistrySlot *registry_claim_slot(int *index, bool again);
 extern void registry_release_slot(int index);
+extern int	registry_slot_count(void);
+extern void registry_read_slot(int index, RegistrySlot *copy);
 /*
  * A backend's memory of where a layout definition's shared state is: its
  * index and the incarnation it had, so that finding it again needs no
