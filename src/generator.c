@@ -179,7 +179,7 @@ generator_claim(void)
 		generator_plan_default();
 		generator_start_as_holder(&slot->gen, &me.default_target);
 		me.gen = &slot->gen;
-		stats_track(me.default_target.plan.stats, me.gen);
+		stats_track(me.default_target.plan.stats, &me.gen->issued);
 	}
 	else
 	{

@@ -44,7 +44,7 @@ layout_gen_plan(LayoutGen *lg, const IdgenLayout *layout)
 	bool		was_dedicated = lg->dedicated && lg->claim == me->claims;
 
 	/* Count the old plan's IDs before its state may be started over. */
-	stats_untrack(plan->stats, &lg->gen);
+	stats_untrack(plan->stats, &lg->gen.issued);
 	if (layout == layout_default())
 	{
 		/*
@@ -74,7 +74,7 @@ layout_gen_plan(LayoutGen *lg, const IdgenLayout *layout)
 		else
 			/* Fields packed under the old plan must not be reused. */
 			step_skip_past(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms);
-		stats_track(plan->stats, &lg->gen);
+		stats_track(plan->stats, &lg->gen.issued);
 	}
 	layout_gen_planned(lg);
 }

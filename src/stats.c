@@ -39,7 +39,6 @@
 #include "layout_table.h"
 #include "settings.h"
 #include "stats.h"
-#include "step.h"
 
 #define STATS_MAX_ENTRIES 1024
 
@@ -72,8 +71,8 @@ struct StatsLocal
 	uint32		hash;
 	HwmEntry   *hwm;
 	int64		end_ms;
-	GenState   *own;
-	uint64		own_base;		/* own->issued already counted */
+	const uint64 *own;			/* its state's issued counter */
+	uint64		own_base;		/* *own already counted */
 	int			entry;			/* where its counts were last published */
 	uint64		entry_incarnation;
 	StatsCounters pending;
@@ -124,10 +123,10 @@ stats_shmem_startup(void)
 static void
 stats_collect(StatsLocal *l)
 {
-	if (l->own != NULL && l->own->issued != l->own_base)
+	if (l->own != NULL && *l->own != l->own_base)
 	{
-		l->pending.ids += l->own->issued - l->own_base;
-		l->own_base = l->own->issued;
+		l->pending.ids += *l->own - l->own_base;
+		l->own_base = *l->own;
 	}
 }
 
@@ -327,17 +326,17 @@ stats_pending(StatsLocal *l)
 }
 
 /*
- * Makes own the state whose issued IDs count for l from now on, after
- * counting the previous one's.
+ * Makes own the issued counter of the state whose IDs count for l from now
+ * on, after counting the previous one's.
  */
 void
-stats_track(StatsLocal *l, GenState *own)
+stats_track(StatsLocal *l, const uint64 *own)
 {
 	if (l == NULL)
 		return;
 	stats_collect(l);
 	l->own = own;
-	l->own_base = own->issued;
+	l->own_base = *own;
 }
 
 /*
@@ -345,7 +344,7 @@ stats_track(StatsLocal *l, GenState *own)
  * l counts another state, so that only the state tracked can give l up.
  */
 void
-stats_untrack(StatsLocal *l, GenState *own)
+stats_untrack(StatsLocal *l, const uint64 *own)
 {
 	if (l == NULL || l->own != own)
 		return;
