@@ -6,6 +6,7 @@ OBJS = \
 	$(WIN32RES) \
 	src/capacity.o \
 	src/catalog.o \
+	src/catalog_change.o \
 	src/clock.o \
 	src/clone.o \
 	src/compat.o \
@@ -20,10 +21,14 @@ OBJS = \
 	src/hwm_writer.o \
 	src/idgen.o \
 	src/layout.o \
+	src/layout_gen.o \
+	src/layout_table.o \
 	src/layouts_view.o \
 	src/lease.o \
 	src/lease_worker.o \
+	src/next.o \
 	src/objectid.o \
+	src/plan.o \
 	src/random.o \
 	src/provenance.o \
 	src/registry.o \
@@ -32,7 +37,8 @@ OBJS = \
 	src/settings.o \
 	src/stats.o \
 	src/step.o \
-	src/uuidv7.o
+	src/uuidv7.o \
+	src/workers_view.o
 
 EXTENSION = idgen
 # The version, as idgen.control gives it: the install script's name, and

@@ -105,7 +105,6 @@ idgen_decode_layout(PG_FUNCTION_ARGS)
 static int64
 from_timestamp(const IdgenLayout *layout, TimestampTz ts)
 {
-	IdgenFields fields = {0};
 	int64		ms;
 
 	if (TIMESTAMP_NOT_FINITE(ts))
@@ -124,8 +123,7 @@ from_timestamp(const IdgenLayout *layout, TimestampTz ts)
 						   pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout->epoch_ms))),
 						   pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout))))),
 				 errhint("Pass a timestamp within that range.")));
-	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / layout->tick_ms;
-	return layout_pack(layout, &fields);
+	return layout_tick_id(layout, ms);
 }
 
 Datum

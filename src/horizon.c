@@ -574,17 +574,9 @@ horizon_capacity(IdgenCapacity *row)
 static int64
 horizon_id(const IdgenLayout *layout, int64 ms)
 {
-	IdgenFields fields = {0};
-
 	if (ms <= layout->epoch_ms)
 		return 0;
-	if (ms > layout_last_ms(layout))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("time field of idgen layout \"%s\" is exhausted", layout->name),
-				 errhint("Move to a layout with a later end.")));
-	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / layout->tick_ms;
-	return layout_pack(layout, &fields);
+	return layout_tick_id(layout, ms);
 }
 
 /*

@@ -6,7 +6,9 @@
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "utils/datetime.h"
+#include "utils/timestamp.h"
 
 #include "layout.h"
 
@@ -367,4 +369,56 @@ int64
 layout_last_ms(const IdgenLayout *layout)
 {
 	return layout->epoch_ms + layout->size[IDGEN_FIELD_TIME] * layout->tick_ms - 1;
+}
+
+/*
+ * Refuses a tick starting at ms past the end of the layout's time field:
+ * its IDs would wrap to the layout's first ticks.
+ */
+void
+layout_check_end(const IdgenLayout *layout, int64 ms)
+{
+	int64		last = layout_last_ms(layout);
+
+	/* last as a timestamptz, by layout_parse_epoch's arithmetic */
+	if (unlikely(ms > last))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("time field of idgen layout \"%s\" is exhausted", layout->name),
+				 errdetail("The layout holds times up to %s.",
+						   timestamptz_to_str((last - (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) *
+											   SECS_PER_DAY * 1000) * 1000)),
+				 errhint("Move to a layout with a later end.")));
+}
+
+/*
+ * The smallest ID of the tick holding ms, at or after the epoch: IDs below
+ * it end before the tick.
+ */
+int64
+layout_tick_id(const IdgenLayout *layout, int64 ms)
+{
+	IdgenFields fields = {0};
+
+	layout_check_end(layout, ms);
+	fields.value[IDGEN_FIELD_TIME] = layout_tick_number(layout, ms);
+	return layout_pack(layout, &fields);
+}
+
+/* Fills key with layout's definition, and returns key's hash. */
+uint32
+layout_key(LayoutKey *key, const IdgenLayout *layout)
+{
+	memset(key, 0, sizeof(*key));
+	strlcpy(key->name, layout->name, NAMEDATALEN);
+	key->epoch_ms = layout->epoch_ms;
+	key->tick_ms = layout->tick_ms;
+	key->radix = layout->radix;
+	key->nfields = layout->nfields;
+	for (int i = 0; i < layout->nfields; i++)
+	{
+		key->order[i] = layout->order[i];
+		key->width[layout->order[i]] = layout->width[layout->order[i]];
+	}
+	return hash_bytes((const unsigned char *) key, sizeof(*key));
 }

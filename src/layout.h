@@ -86,6 +86,47 @@ extern bool layout_parse_epoch(const char *text, int64 *epoch_ms);
 extern int64 layout_pack(const IdgenLayout *layout, const IdgenFields *fields);
 extern void layout_unpack(const IdgenLayout *layout, int64 id, IdgenFields *fields);
 extern int64 layout_last_ms(const IdgenLayout *layout);
+extern void layout_check_end(const IdgenLayout *layout, int64 ms);
+extern int64 layout_tick_id(const IdgenLayout *layout, int64 ms);
+
+/*
+ * What a layout state or its counts belong to: a layout definition, whole.
+ * The same definition in several databases is one key, since no field of
+ * its IDs tells the databases apart.
+ */
+typedef struct LayoutKey
+{
+	char		name[NAMEDATALEN];
+	int64		epoch_ms;
+	int32		tick_ms;
+	int32		radix;
+	int32		nfields;
+	int32		order[IDGEN_NFIELDS];
+	int32		width[IDGEN_NFIELDS];
+} LayoutKey;
+
+extern uint32 layout_key(LayoutKey *key, const IdgenLayout *layout);
+
+/*
+ * The tick arithmetic, inline for the step: the start of the tick holding
+ * ms (ms before the epoch is left alone), and the time field of IDs made
+ * in it.
+ */
+static inline int64
+layout_tick_start(const IdgenLayout *layout, int64 ms)
+{
+	int64		epoch = layout->epoch_ms;
+
+	if (ms < epoch)
+		return ms;
+	return ms - (ms - epoch) % layout->tick_ms;
+}
+
+static inline int64
+layout_tick_number(const IdgenLayout *layout, int64 ms)
+{
+	return (ms - layout->epoch_ms) / layout->tick_ms;
+}
 
 #define LAYOUT_MASK(bits) ((((int64) 1) << (bits)) - 1)
 

@@ -9,7 +9,7 @@
  * running out of slots slows generation down but never fails it.  Layouts
  * whose IDs have no room for a backend's worker id generate in a state per
  * layout definition, each under a lock of its own.  The idgen_workers view
- * reports the slots.
+ * (workers_view.c) reports the slots.
  *
  * A layout's shared state belongs to one definition: its name, epoch, time
  * unit, radix, fields and widths.  The same definition in several databases
@@ -47,19 +47,14 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_authid.h"
-#include "common/hashfn.h"
-#include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
-#include "utils/acl.h"
 #include "utils/timestamp.h"
 
-#include "clock.h"
 #include "hwm.h"
 #include "layout.h"
+#include "layout_table.h"
 #include "registry.h"
 #include "settings.h"
 
@@ -77,10 +72,8 @@ typedef union RegistrySlotPadded
  */
 typedef struct LayoutState
 {
+	LayoutTableEntry head;		/* which definition; first, for layout_table.c */
 	LWLock	   *lock;			/* guards gen */
-	uint64		incarnation;	/* 0 when unused; new for each definition */
-	uint32		hash;			/* of key, to skip most comparisons */
-	LayoutKey	key;
 	HwmEntry   *hwm;			/* the layout's mark, told of the state's end */
 	GenState	gen;
 } LayoutState;
@@ -126,8 +119,6 @@ typedef struct RegistryShared
 #define REGISTRY_TRANCHE "idgen"
 
 static RegistryShared *registry = NULL;
-
-PG_FUNCTION_INFO_V1(idgen_workers);
 
 static int
 registry_nslots(void)
@@ -257,49 +248,11 @@ registry_claim_slot(int *index, bool again)
 	return slot;
 }
 
-void
-registry_layout_key(LayoutKey *key, const IdgenLayout *layout)
+/* A state whose newest tick is oldest is given up first. */
+static int64
+registry_state_last_ms(const LayoutTableEntry *entry)
 {
-	memset(key, 0, sizeof(*key));
-	strlcpy(key->name, layout->name, NAMEDATALEN);
-	key->epoch_ms = layout->epoch_ms;
-	key->tick_ms = layout->tick_ms;
-	key->radix = layout->radix;
-	key->nfields = layout->nfields;
-	for (int i = 0; i < layout->nfields; i++)
-	{
-		key->order[i] = layout->order[i];
-		key->width[layout->order[i]] = layout->width[layout->order[i]];
-	}
-}
-
-/*
- * The state of key's definition, or, when it has none, the one to give to
- * it: an unused one, else the one whose newest tick is oldest.  The caller
- * holds layout_lock.
- */
-static LayoutState *
-registry_find_layout(const LayoutKey *key, uint32 hash, bool *found)
-{
-	LayoutState *victim = NULL;
-
-	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
-	{
-		LayoutState *state = &registry->layouts[i].state;
-
-		if (state->incarnation != 0 && state->hash == hash &&
-			memcmp(&state->key, key, sizeof(*key)) == 0)
-		{
-			*found = true;
-			return state;
-		}
-		if (victim == NULL ||
-			(victim->incarnation != 0 &&
-			 (state->incarnation == 0 || state->gen.last_ms < victim->gen.last_ms)))
-			victim = state;
-	}
-	*found = false;
-	return victim;
+	return ((const LayoutState *) entry)->gen.last_ms;
 }
 
 /*
@@ -326,33 +279,36 @@ static LayoutState *
 registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
 					   bool *fresh)
 {
+	LayoutTable table = {
+		.base = registry->layouts,
+		.stride = sizeof(LayoutStatePadded),
+		.n = REGISTRY_MAX_LAYOUTS,
+		.incarnations = &registry->incarnations,
+		.last_used = registry_state_last_ms,
+	};
 	LayoutKey	key;
-	uint32		hash;
+	uint32		hash = layout_key(&key, layout);
 	LayoutState *state;
 	bool		found;
 
-	registry_layout_key(&key, layout);
-	hash = hash_bytes((const unsigned char *) &key, sizeof(key));
 	LWLockAcquire(registry->layout_lock, LW_EXCLUSIVE);
-	state = registry_find_layout(&key, hash, &found);
+	state = (LayoutState *) layout_table_find(&table, &key, hash, &found);
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
 	*fresh = !found;
 	if (!found)
 	{
-		if (state->incarnation != 0)
+		if (state->head.incarnation != 0)
 		{
 			hwm_retire(state->hwm, state->gen.last_ms);
 			registry_note_recycled();
 		}
 		memset(&state->gen, 0, sizeof(state->gen));
-		state->key = key;
-		state->hash = hash;
 		state->hwm = hwm;
-		state->incarnation = ++registry->incarnations;
+		layout_table_give(&table, &state->head, &key, hash);
 	}
 	LWLockRelease(registry->layout_lock);
 	ref->index = (LayoutStatePadded *) state - registry->layouts;
-	ref->incarnation = state->incarnation;
+	ref->incarnation = state->head.incarnation;
 	return state;
 }
 
@@ -380,7 +336,7 @@ registry_lock_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *r
 		LayoutState *state = &registry->layouts[ref->index].state;
 
 		LWLockAcquire(state->lock, LW_EXCLUSIVE);
-		if (likely(state->incarnation == ref->incarnation))
+		if (likely(state->head.incarnation == ref->incarnation))
 			return state;
 		LWLockRelease(state->lock);	/* given to another definition */
 	}
@@ -442,65 +398,27 @@ registry_capacity(IdgenCapacity *slots, IdgenCapacity *states)
 	states->in_use = 0;
 	LWLockAcquire(registry->layout_lock, LW_SHARED);
 	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
-		if (registry->layouts[i].state.incarnation != 0)
+		if (registry->layouts[i].state.head.incarnation != 0)
 			states->in_use++;
 	states->overflows = registry->states_recycled;
 	states->last_overflow = registry->states_recycled_at;
 	LWLockRelease(registry->layout_lock);
 }
 
-#define WORKERS_COLS 10
-
-static void
-workers_add_row(Tuplestorestate *store, TupleDesc tupdesc, int index,
-				const RegistrySlot *slot, bool is_shared, bool privileged)
+int
+registry_slot_count(void)
 {
-	Datum		values[WORKERS_COLS];
-	bool		nulls[WORKERS_COLS] = {false};
-	bool		visible = privileged || (!is_shared && slot->userid == GetUserId());
-
-	values[0] = Int32GetDatum(index);
-	values[1] = BoolGetDatum(is_shared);
-	values[2] = Int32GetDatum(slot->pid);
-	nulls[2] = is_shared || !visible;
-	values[3] = TimestampTzGetDatum(slot->claimed_at);
-	nulls[3] = is_shared || !visible;
-	values[4] = TimestampTzGetDatum(clock_ms_to_timestamptz(slot->gen.last_ms));
-	nulls[4] = !visible || slot->gen.last_ms == 0;
-	values[5] = Int64GetDatum(Max(slot->gen.last_ms - slot->gen.clock_high, 0));
-	nulls[5] = !visible || slot->gen.last_ms == 0;
-	values[6] = Int64GetDatum((int64) slot->gen.issued);
-	values[7] = Int64GetDatum((int64) slot->gen.regressions);
-	values[8] = Int64GetDatum((int64) slot->gen.waits);
-	values[9] = BoolGetDatum(slot->gen.clock_behind);
-	for (int i = 6; i < WORKERS_COLS; i++)
-		nulls[i] = !visible;
-	tuplestore_putvalues(store, tupdesc, values, nulls);
+	return registry->nslots;
 }
 
-/* One row per claimed slot, and one for the shared slot. */
-Datum
-idgen_workers(PG_FUNCTION_ARGS)
+/*
+ * A copy of slot index, for the idgen_workers view: who holds it is
+ * consistent; the counters are the holder's, read without its lock.
+ */
+void
+registry_read_slot(int index, RegistrySlot *copy)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	bool		privileged = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
-	int			shared = -1;
-
-	registry_require();
-	InitMaterializedSRF(fcinfo, 0);
-	shared = registry_shared_index();
-	for (int i = 0; i < registry->nslots; i++)
-	{
-		RegistrySlot slot;
-
-		/* Ownership is consistent; the counters are the holder's, unlocked. */
-		LWLockAcquire(registry->claim_lock, LW_SHARED);
-		slot = registry->slots[i].slot;
-		LWLockRelease(registry->claim_lock);
-		if (i != shared && slot.pid == 0)
-			continue;
-		workers_add_row(rsinfo->setResult, rsinfo->setDesc, i, &slot,
-						i == shared, privileged);
-	}
-	return (Datum) 0;
+	LWLockAcquire(registry->claim_lock, LW_SHARED);
+	*copy = registry->slots[index].slot;
+	LWLockRelease(registry->claim_lock);
 }

@@ -28,20 +28,6 @@ typedef struct RegistrySlot
 	TimestampTz claimed_at;
 } RegistrySlot;
 
-/* What a layout state belongs to: a layout definition, whole. */
-typedef struct LayoutKey
-{
-	char		name[NAMEDATALEN];
-	int64		epoch_ms;
-	int32		tick_ms;
-	int32		radix;
-	int32		nfields;
-	int32		order[IDGEN_NFIELDS];
-	int32		width[IDGEN_NFIELDS];
-} LayoutKey;
-
-extern void registry_layout_key(LayoutKey *key, const IdgenLayout *layout);
-
 extern void registry_shmem_request(void);
 extern void registry_shmem_startup(void);
 
@@ -49,6 +35,8 @@ extern void registry_require(void);
 extern int	registry_shared_index(void);
 extern RegistrySlot *registry_claim_slot(int *index, bool again);
 extern void registry_release_slot(int index);
+extern int	registry_slot_count(void);
+extern void registry_read_slot(int index, RegistrySlot *copy);
 /*
  * A backend's memory of where a layout definition's shared state is: its
  * index and the incarnation it had, so that finding it again needs no

@@ -1,7 +1,7 @@
 /*
  * stats.c
  *		The idgen_stats view: what the generator did, per layout definition
- *		(the key registry.c keeps shared states by).
+ *		(layout.h's LayoutKey, as registry.c keeps shared states by).
  *
  * Counting costs the hot path nothing: idgen_next() already counts issued
  * IDs in its own state; waits, regressions and new ticks are counted where
@@ -24,7 +24,6 @@
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "common/hashfn.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -37,10 +36,9 @@
 #include "utils/timestamp.h"
 
 #include "clock.h"
-#include "registry.h"
+#include "layout_table.h"
 #include "settings.h"
 #include "stats.h"
-#include "step.h"
 
 #define STATS_MAX_ENTRIES 1024
 
@@ -50,9 +48,7 @@
 
 typedef struct StatsEntry
 {
-	uint64		incarnation;	/* 0 when unused */
-	uint32		hash;
-	LayoutKey	key;
+	LayoutTableEntry head;		/* which definition; first, for layout_table.c */
 	HwmEntry   *hwm;			/* the layout's mark on this server */
 	int64		end_ms;			/* last Unix ms the time field holds */
 	pg_atomic_uint64 counts[STATS_NCOUNTERS];
@@ -75,8 +71,8 @@ struct StatsLocal
 	uint32		hash;
 	HwmEntry   *hwm;
 	int64		end_ms;
-	GenState   *own;
-	uint64		own_base;		/* own->issued already counted */
+	const uint64 *own;			/* its state's issued counter */
+	uint64		own_base;		/* *own already counted */
 	int			entry;			/* where its counts were last published */
 	uint64		entry_incarnation;
 	StatsCounters pending;
@@ -127,10 +123,10 @@ stats_shmem_startup(void)
 static void
 stats_collect(StatsLocal *l)
 {
-	if (l->own != NULL && l->own->issued != l->own_base)
+	if (l->own != NULL && *l->own != l->own_base)
 	{
-		l->pending.ids += l->own->issued - l->own_base;
-		l->own_base = l->own->issued;
+		l->pending.ids += *l->own - l->own_base;
+		l->own_base = *l->own;
 	}
 }
 
@@ -153,8 +149,15 @@ stats_note_dropped(const StatsEntry *e)
 				(errmsg("idgen: idgen_stats holds %d layout definitions; the counts of the one published least recently are dropped",
 						STATS_MAX_ENTRIES),
 				 errdetail("The counts of layout \"%s\" are dropped. The column stats_reset says since when each row counts.",
-						   e->key.name)));
+						   e->head.key.name)));
 	stats->dropped_at = GetCurrentTimestamp();
+}
+
+/* The entry published least recently is given up first. */
+static int64
+stats_last_published(const LayoutTableEntry *entry)
+{
+	return (int64) pg_atomic_read_u64(&((StatsEntry *) entry)->published);
 }
 
 /*
@@ -164,28 +167,24 @@ stats_note_dropped(const StatsEntry *e)
 static StatsEntry *
 stats_entry(const StatsLocal *l)
 {
-	StatsEntry *victim = NULL;
+	LayoutTable table = {
+		.base = stats->entries,
+		.stride = sizeof(StatsEntry),
+		.n = STATS_MAX_ENTRIES,
+		.incarnations = &stats->incarnations,
+		.last_used = stats_last_published,
+	};
+	bool		found;
+	StatsEntry *victim;
 
-	for (int i = 0; i < STATS_MAX_ENTRIES; i++)
-	{
-		StatsEntry *e = &stats->entries[i];
-
-		if (e->incarnation != 0 && e->hash == l->hash &&
-			memcmp(&e->key, &l->key, sizeof(l->key)) == 0)
-			return e;
-		if (victim == NULL ||
-			(victim->incarnation != 0 &&
-			 (e->incarnation == 0 ||
-			  pg_atomic_read_u64(&e->published) < pg_atomic_read_u64(&victim->published))))
-			victim = e;
-	}
-	if (victim->incarnation != 0)
+	victim = (StatsEntry *) layout_table_find(&table, &l->key, l->hash, &found);
+	if (found)
+		return victim;
+	if (victim->head.incarnation != 0)
 		stats_note_dropped(victim);
 	for (int c = 0; c < STATS_NCOUNTERS; c++)
 		pg_atomic_write_u64(&victim->counts[c], 0);
-	victim->incarnation = ++stats->incarnations;
-	victim->hash = l->hash;
-	victim->key = l->key;
+	layout_table_give(&table, &victim->head, &l->key, l->hash);
 	victim->hwm = l->hwm;
 	victim->end_ms = l->end_ms;
 	victim->reset = GetCurrentTimestamp();
@@ -234,13 +233,13 @@ stats_publish_one(StatsLocal *l, TimestampTz now)
 
 	LWLockAcquire(stats->lock, LW_SHARED);
 	e = &stats->entries[l->entry];
-	if (l->entry_incarnation == 0 || e->incarnation != l->entry_incarnation)
+	if (l->entry_incarnation == 0 || e->head.incarnation != l->entry_incarnation)
 	{
 		LWLockRelease(stats->lock);
 		LWLockAcquire(stats->lock, LW_EXCLUSIVE);
 		e = stats_entry(l);
 		l->entry = e - stats->entries;
-		l->entry_incarnation = e->incarnation;
+		l->entry_incarnation = e->head.incarnation;
 	}
 	stats_add(e, &l->pending, now);
 	LWLockRelease(stats->lock);
@@ -300,8 +299,7 @@ stats_local(const IdgenLayout *layout, HwmEntry *hwm)
 
 	if (stats == NULL)
 		return NULL;
-	registry_layout_key(&key, layout);
-	hash = hash_bytes((const unsigned char *) &key, sizeof(key));
+	hash = layout_key(&key, layout);
 	for (l = my_locals; l != NULL; l = l->next)
 		if (l->hash == hash && memcmp(&l->key, &key, sizeof(key)) == 0)
 			return l;
@@ -328,17 +326,17 @@ stats_pending(StatsLocal *l)
 }
 
 /*
- * Makes own the state whose issued IDs count for l from now on, after
- * counting the previous one's.
+ * Makes own the issued counter of the state whose IDs count for l from now
+ * on, after counting the previous one's.
  */
 void
-stats_track(StatsLocal *l, GenState *own)
+stats_track(StatsLocal *l, const uint64 *own)
 {
 	if (l == NULL)
 		return;
 	stats_collect(l);
 	l->own = own;
-	l->own_base = own->issued;
+	l->own_base = *own;
 }
 
 /*
@@ -346,7 +344,7 @@ stats_track(StatsLocal *l, GenState *own)
  * l counts another state, so that only the state tracked can give l up.
  */
 void
-stats_untrack(StatsLocal *l, GenState *own)
+stats_untrack(StatsLocal *l, const uint64 *own)
 {
 	if (l == NULL || l->own != own)
 		return;
@@ -368,7 +366,7 @@ stats_add_row(ReturnSetInfo *rsinfo, StatsEntry *e, int64 now)
 
 	for (int i = 0; i < STATS_NCOUNTERS; i++)
 		c[i] = pg_atomic_read_u64(&e->counts[i]);
-	values[0] = CStringGetTextDatum(e->key.name);
+	values[0] = CStringGetTextDatum(e->head.key.name);
 	values[1] = Int64GetDatum((int64) c[0]);
 	values[2] = Int64GetDatum((int64) c[1]);
 	values[3] = Int64GetDatum((int64) c[2]);
@@ -397,7 +395,7 @@ idgen_stats(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	LWLockAcquire(stats->lock, LW_SHARED);
 	for (int i = 0; i < STATS_MAX_ENTRIES; i++)
-		if (stats->entries[i].incarnation != 0)
+		if (stats->entries[i].head.incarnation != 0)
 			stats_add_row(rsinfo, &stats->entries[i], now);
 	LWLockRelease(stats->lock);
 	return (Datum) 0;
@@ -414,7 +412,7 @@ stats_capacity(IdgenCapacity *row)
 	row->in_use = 0;
 	LWLockAcquire(stats->lock, LW_SHARED);
 	for (int i = 0; i < STATS_MAX_ENTRIES; i++)
-		if (stats->entries[i].incarnation != 0)
+		if (stats->entries[i].head.incarnation != 0)
 			row->in_use++;
 	row->overflows = stats->dropped;
 	row->last_overflow = stats->dropped_at;

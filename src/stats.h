@@ -11,8 +11,6 @@
 #include "hwm.h"
 #include "layout.h"
 
-struct GenState;
-
 /* Counts of one layout definition; max_lead_ms is a maximum, not a sum. */
 typedef struct StatsCounters
 {
@@ -27,9 +25,9 @@ typedef struct StatsCounters
 
 /*
  * A backend's counts for one layout definition, not yet published.  own is
- * the state only this backend writes for the definition (a dedicated slot's
- * or layout's), whose issued counter is read at publication: the hot path
- * counts there and nowhere else.
+ * the issued counter of the state only this backend writes for the
+ * definition (a dedicated slot's or layout's), read at publication: the hot
+ * path counts there and nowhere else.
  */
 typedef struct StatsLocal StatsLocal;
 
@@ -38,8 +36,8 @@ extern void stats_shmem_startup(void);
 
 extern StatsLocal *stats_local(const IdgenLayout *layout, HwmEntry *hwm);
 extern StatsCounters *stats_pending(StatsLocal *local);
-extern void stats_track(StatsLocal *local, struct GenState *own);
-extern void stats_untrack(StatsLocal *local, struct GenState *own);
+extern void stats_track(StatsLocal *local, const uint64 *own);
+extern void stats_untrack(StatsLocal *local, const uint64 *own);
 extern void stats_capacity(IdgenCapacity *row);
 
 #endif							/* IDGEN_STATS_H */

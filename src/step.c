@@ -40,7 +40,7 @@ step_skip_past(GenState *st, const GenPlan *plan, int64 tick)
 void
 step_apply_floor(GenState *st, const GenPlan *plan, int64 floor)
 {
-	int64		first = step_tick_start(plan, floor - 1) + plan->tick_ms;
+	int64		first = layout_tick_start(plan->layout, floor - 1) + plan->tick_ms;
 
 	if (st->last_ms >= first - plan->tick_ms)
 		return;
@@ -163,13 +163,7 @@ step_check_tick(const GenPlan *plan, int64 ms)
 				 errmsg("system clock is before the epoch of idgen layout \"%s\"", layout->name),
 				 errhint("Check the server's clock, or use a layout with an earlier epoch (for the default layout, %s).",
 						 "idgen.epoch")));
-	if (unlikely(ms > layout_last_ms(layout)))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("time field of idgen layout \"%s\" is exhausted", layout->name),
-				 errdetail("The layout holds times up to %s.",
-						   timestamptz_to_str(clock_ms_to_timestamptz(layout_last_ms(layout)))),
-				 errhint("Move to a layout with a later end.")));
+	layout_check_end(layout, ms);
 }
 
 /*
@@ -192,7 +186,7 @@ step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
 
 		c->max_lead_ms = Max(c->max_lead_ms, ms - st->clock_high);
 	}
-	fields.value[IDGEN_FIELD_TIME] = (ms - layout->epoch_ms) / plan->tick_ms;
+	fields.value[IDGEN_FIELD_TIME] = layout_tick_number(layout, ms);
 	fields.value[IDGEN_FIELD_NODE] = plan->node;
 	fields.value[IDGEN_FIELD_WORKER] = plan->worker;
 	st->ms_base = layout_pack(layout, &fields);
@@ -235,5 +229,5 @@ step_horizon(GenState *st, const GenPlan *plan, int64 now)
 	int64		q = horizon_enter(now);
 
 	if (now < q)
-		step_skip_past(st, plan, step_tick_start(plan, q) - plan->tick_ms);
+		step_skip_past(st, plan, layout_tick_start(plan->layout, q) - plan->tick_ms);
 }

@@ -98,17 +98,6 @@ extern int64 step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 
 extern void step_wait(const GenPlan *plan, const GenWait *wait);
 extern void step_horizon(GenState *st, const GenPlan *plan, int64 now);
 
-/* The start of the tick holding ms; ms before the epoch is left alone. */
-static inline int64
-step_tick_start(const GenPlan *plan, int64 ms)
-{
-	int64		epoch = plan->layout->epoch_ms;
-
-	if (ms < epoch)
-		return ms;
-	return ms - (ms - epoch) % plan->tick_ms;
-}
-
 /*
  * Makes the next n IDs of st, n consecutive sequence values of one tick, and
  * puts the first into *id; idgen_next() passes n = 1, a constant that folds
@@ -131,7 +120,7 @@ step_try(GenState *st, const GenPlan *plan, int64 now, int64 n,
 	else
 		step_clock_behind(st, plan, now);
 	if (unlikely(plan->tick_ms != 1))
-		now = step_tick_start(plan, now);
+		now = layout_tick_start(plan->layout, now);
 
 	/* Check the clock against logical time before touching the sequence. */
 	if (now <= st->last_ms && st->seq <= plan->seq_max - n)

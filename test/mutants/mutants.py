@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MUTANTS = [
     ("slot_start", "src/generator.c",
      "a worker id's new holder does not start after its predecessors' newest tick",
-     [("\tstep_skip_past(st, &t->plan, step_tick_start(&t->plan, me.slot->last_ms));\n", "")]),
+     [("\tstep_skip_past(st, &t->plan, layout_tick_start(t->plan.layout, me.slot->last_ms));\n", "")]),
     ("node_bits_bind", "src/hwm.c",
      "marks written under other idgen.node_bits do not bind",
      [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
@@ -45,7 +45,7 @@ MUTANTS = [
      [("\telse if (rmgr_read_mark(record, &rec))\n"
        "\t\thwm_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);\n",
        "\telse if (rmgr_read_mark(record, &rec))\n\t\t(void) 0;\n")]),
-    ("key_epoch", "src/registry.c",
+    ("key_epoch", "src/layout.c",
      "the epoch is left out of the key of a layout definition's shared state",
      [("\tkey->epoch_ms = layout->epoch_ms;\n", "")]),
     ("horizon_publish", "src/horizon.c",
@@ -61,32 +61,32 @@ MUTANTS = [
      "idgen_horizon() may pass the marks a synchronous standby confirmed",
      [("\twhile (!hwm_reserve(e, ms))\n\t\thwm_wait_confirmed(e, ms);\n",
        "\t(void) e;\n\t(void) ms;\n")]),
-    ("stats_named", "src/generator.c",
+    ("stats_named", "src/layout_gen.c",
      "idgen_next('idgen') plans a second state of the default layout, which takes its counts"
      " (issue #29's item 3, fixed by cb51318)",
      [("\tif (layout == layout_default())\n\t{\n"
        "\t\t/*\n"
        "\t\t * The default layout by name generates in the default target\n"
-       "\t\t * (generator_prepare): a second state of one definition would start\n"
-       "\t\t * apart from it, and take its counts.\n"
+       "\t\t * (next.c): a second state of one definition would start apart\n"
+       "\t\t * from it, and take its counts.\n"
        "\t\t */\n"
        "\t\tmemset(t, 0, sizeof(*t));\n"
        "\t\tplan->layout = layout;\n"
        "\t\tlg->dedicated = false;\n"
-       "\t\tgenerator_layout_planned(lg);\n"
+       "\t\tlayout_gen_planned(lg);\n"
        "\t\treturn;\n"
        "\t}\n", "")]),
-    ("plan_refused", "src/generator.c",
+    ("plan_refused", "src/layout_gen.c",
      "a layout counts as planned before its planning can fail: after a refusal (a node id that"
      " does not fit), the next call generates with half a plan (fixed by de9fc30)",
-     [("\tgenerator_plan(t, layout, &workers);\n",
-       "\tgenerator_layout_planned(lg);\n\tgenerator_plan(t, layout, &workers);\n")]),
-    ("stats_batch", "src/generator.c",
+     [("\tplan_target(t, layout, &workers);\n",
+       "\tlayout_gen_planned(lg);\n\tplan_target(t, layout, &workers);\n")]),
+    ("stats_batch", "src/next.c",
      "IDs of idgen_next_batch() in a backend's own state are not counted in idgen_stats",
-     [("\t\tDatum\t\tid = Int64GetDatum(generator_next_arg(fcinfo, lg, 2));\n",
-       "\t\tDatum\t\tid = Int64GetDatum(generator_next_arg(fcinfo, lg, 2));\n\n"
-       "\t\tif (lg == NULL && me.gen != NULL)\n"
-       "\t\t\tme.gen->issued--;\n"
+     [("\t\tDatum\t\tid = Int64GetDatum(next_arg(fcinfo, lg, 2));\n",
+       "\t\tDatum\t\tid = Int64GetDatum(next_arg(fcinfo, lg, 2));\n\n"
+       "\t\tif (lg == NULL && generator_attachment()->gen != NULL)\n"
+       "\t\t\tgenerator_attachment()->gen->issued--;\n"
        "\t\telse if (lg != NULL && lg->dedicated)\n"
        "\t\t\tlg->gen.issued--;\n")]),
     ("overflow_node_bits", "src/hwm.c",

@@ -1,0 +1,152 @@
+/*
+ * layout_gen.c
+ *		This backend's generator of each layout it generated in: the plan and,
+ *		when its worker id fits the layout, a state of its own; otherwise the
+ *		way to the layout definition's state shared by the server's backends
+ *		under a lock of its own (registry.c).  A plan is made again when the
+ *		backend claims another slot or the catalog of layouts changes.
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+
+#include "catalog.h"
+#include "layout_gen.h"
+#include "stats.h"
+
+static HTAB *layout_gens = NULL;
+
+/*
+ * lg's plan is whole and current: only now, as planning can raise an error
+ * (a layout this server cannot generate in), and a plan marked current is
+ * used without another look.
+ */
+static void
+layout_gen_planned(LayoutGen *lg)
+{
+	lg->claim = generator_attachment()->claims;
+	lg->catalog = catalog_generation();
+}
+
+/*
+ * Sets up how this backend generates in lg's layout.  Its worker id is its
+ * registry slot's, when that fits below the layout's last worker id, which
+ * the backends sharing the layout's state use.
+ */
+static void
+layout_gen_plan(LayoutGen *lg, const IdgenLayout *layout)
+{
+	const Attachment *me = generator_attachment();
+	GenTarget  *t = &lg->target;
+	GenPlan    *plan = &t->plan;
+	int64		workers;
+	bool		was_dedicated = lg->dedicated && lg->claim == me->claims;
+
+	/* Count the old plan's IDs before its state may be started over. */
+	stats_untrack(plan->stats, &lg->gen.issued);
+	if (layout == layout_default())
+	{
+		/*
+		 * The default layout by name generates in the default target
+		 * (next.c): a second state of one definition would start apart
+		 * from it, and take its counts.
+		 */
+		memset(t, 0, sizeof(*t));
+		plan->layout = layout;
+		lg->dedicated = false;
+		layout_gen_planned(lg);
+		return;
+	}
+	plan_target(t, layout, &workers);
+	/* The definition may have changed: look its shared state up again. */
+	lg->shared = (LayoutStateRef) LAYOUT_STATE_REF_INIT;
+	lg->dedicated = me->mode == ATTACH_DEDICATED && me->worker < workers - 1;
+	plan->worker += lg->dedicated ? me->worker : Max(workers - 1, 0);
+	if (lg->dedicated)
+	{
+		t->holder_last_ms = &me->slot->last_ms;
+		if (!was_dedicated)
+		{
+			memset(&lg->gen, 0, sizeof(lg->gen));
+			generator_start_as_holder(&lg->gen, t);
+		}
+		else
+			/* Fields packed under the old plan must not be reused. */
+			step_skip_past(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms);
+		stats_track(plan->stats, &lg->gen.issued);
+	}
+	layout_gen_planned(lg);
+}
+
+/* The layout a call site named last, so that repeated calls skip the lookup. */
+typedef struct LayoutCallCache
+{
+	LayoutGen  *lg;
+	int			len;
+	char		name[NAMEDATALEN];
+} LayoutCallCache;
+
+static inline bool
+layout_gen_current(const LayoutGen *lg)
+{
+	return lg->claim == generator_attachment()->claims && lg->catalog == catalog_generation();
+}
+
+static LayoutGen *
+layout_gen_lookup(const char *name)
+{
+	LayoutGen  *lg;
+	bool		found;
+
+	if (layout_gens == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = NAMEDATALEN;
+		ctl.entrysize = sizeof(LayoutGen);
+		layout_gens = hash_create("idgen layout generators", 16, &ctl,
+								  HASH_ELEM | HASH_STRINGS);
+	}
+	if (strlen(name) >= NAMEDATALEN)
+		(void) catalog_resolve(name); /* reports the unknown layout */
+	lg = hash_search(layout_gens, name, HASH_FIND, NULL);
+	if (lg == NULL || !layout_gen_current(lg))
+	{
+		const IdgenLayout *layout = catalog_resolve(name);
+
+		lg = hash_search(layout_gens, name, HASH_ENTER, &found);
+		if (!found)
+		{
+			lg->dedicated = false;
+			lg->target.plan.stats = NULL;
+		}
+		layout_gen_plan(lg, layout);
+	}
+	return lg;
+}
+
+/*
+ * The generator of the layout named by a call's argument; a call site that
+ * names the same layout again finds it without a lookup.
+ */
+LayoutGen *
+layout_gen_for_call(FunctionCallInfo fcinfo, text *name_arg)
+{
+	LayoutCallCache *cache = (LayoutCallCache *) fcinfo->flinfo->fn_extra;
+	const char *name = VARDATA_ANY(name_arg);
+	int			len = VARSIZE_ANY_EXHDR(name_arg);
+
+	if (likely(cache != NULL && cache->len == len &&
+			   memcmp(cache->name, name, len) == 0 &&
+			   layout_gen_current(cache->lg)))
+		return cache->lg;
+	if (cache == NULL)
+		cache = fcinfo->flinfo->fn_extra =
+			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(LayoutCallCache));
+	cache->lg = layout_gen_lookup(text_to_cstring(name_arg));
+	/* names too long for a layout never get this far */
+	cache->len = len;
+	memcpy(cache->name, name, len);
+	return cache->lg;
+}
