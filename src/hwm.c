@@ -91,11 +91,13 @@
 #include "compat.h"
 #include "hwm_shared.h"
 #include "layout.h"
-#include "provenance.h"
 #include "idgen_xlog.h"
 #include "settings.h"
 
 HwmShared  *hwm = NULL;
+
+/* The owner of the file's comment lines (provenance.c), in every process. */
+static const HwmFileClient *hwm_client = NULL;
 
 /* Entries of the table, fixed when the postmaster first asks for it. */
 static int	hwm_nentries = 0;
@@ -113,6 +115,12 @@ hwm_entries(void)
 		hwm_nentries = Max(idgen_max_marks,
 						   Min(hwm_file_lines() + 1 + HWM_RESERVED, SETTINGS_MAX_MAX_MARKS));
 	return hwm_nentries;
+}
+
+void
+hwm_set_file_client(const HwmFileClient *client)
+{
+	hwm_client = client;
 }
 
 static Size
@@ -368,7 +376,7 @@ hwm_load_mark(const char *name, int64 epoch_ms, int64 mark, int node, int node_b
 StaticAssertDecl(HWM_ANY_NODE == HWM_FILE_ANY_NODE, "marks of every node id are written as such");
 
 /*
- * Loads the file's marks, and hands its comment lines to provenance.c;
+ * Loads the file's marks, and hands its comment lines to their owner;
  * false, with why in detail, when it is unreadable.
  */
 static bool
@@ -377,7 +385,7 @@ hwm_load_file(char *detail, Size detail_size, bool *found)
 	HwmFileMark *marks;
 	int			nmarks;
 
-	if (!hwm_file_read(&marks, &nmarks, provenance_load_line, detail, detail_size, found))
+	if (!hwm_file_read(&marks, &nmarks, hwm_client->load_line, detail, detail_size, found))
 		return false;
 	for (int i = 0; i < nmarks; i++)
 		hwm_load_mark(marks[i].name, marks[i].epoch_ms, marks[i].mark, marks[i].node,
@@ -388,7 +396,7 @@ hwm_load_file(char *detail, Size detail_size, bool *found)
 
 /*
  * Makes the marks durable in the file (marks[i] for the table's entry i,
- * or, with NULL, the entries' own), after provenance.c's line.  Marks of 0
+ * or, with NULL, the entries' own), after the client's comment line.  Marks of 0
  * bind nothing and are left out, but for the overflow mark of every node
  * id, always the first line.  The caller holds hwm->lock, or runs at
  * startup.
@@ -415,7 +423,7 @@ hwm_write(const int64 *marks)
 		n++;
 	}
 	initStringInfo(&comments);
-	provenance_write_line(&comments);
+	hwm_client->write_line(&comments);
 	hwm_file_write(lines, n, comments.data);
 	pfree(comments.data);
 	pfree(lines);
@@ -488,6 +496,7 @@ hwm_arrange_entries(void)
  * Runs in the postmaster at startup and after every crash reinitialisation.
  * The file is written at once when it was missing, so that a directory that
  * ran idgen always has one (provenance.c tells a lost file by that).
+ * The file's client registered before (idgen.c calls it first).
  */
 void
 hwm_shmem_startup(void)
@@ -519,14 +528,14 @@ hwm_shmem_startup(void)
 		if (hwm_load_file(detail, sizeof(detail), &file_found))
 		{
 			hwm_arrange_entries();
-			if (provenance_settle(file_found))
+			if (hwm_client->settle(file_found))
 				hwm_write(NULL);
 		}
 		else
 		{
 			/* generation refuses for the file, which is left as it is */
 			hwm_set_corrupt(detail);
-			(void) provenance_settle(true);
+			(void) hwm_client->settle(true);
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -791,7 +800,7 @@ hwm_raise(HwmEntry *target, int64 ms)
 
 /*
  * Raises every mark, the overflow mark too, past ms, and writes the file
- * even when none moved, with what provenance.c puts in it.
+ * even when none moved, with what the file's client puts in it.
  */
 void
 hwm_raise_all(int64 ms)
