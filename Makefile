@@ -17,7 +17,10 @@ OBJS = \
 	src/horizon.o \
 	src/hwm.o \
 	src/hwm_file.o \
+	src/hwm_load.o \
+	src/hwm_reserve.o \
 	src/hwm_writer.o \
+	src/hwm_xlog.o \
 	src/idgen.o \
 	src/layout.o \
 	src/layouts_view.o \

@@ -100,7 +100,7 @@ clone_write_node(void)
 
 	if (f == NULL)
 		return;
-	/* hwm.c writes idgen_hwm at every start, before this */
+	/* hwm_load.c writes idgen_hwm at every start, before this */
 	/* a leased node id is not this directory's: -1, unknown */
 	fprintf(f, "%d\nmarks\n", lease_on ? -1 : idgen_node_id);
 	if (FreeFile(f) == 0)

@@ -92,7 +92,7 @@ static void provenance_write_line(StringInfo buf);
 static bool provenance_settle(bool file_found);
 
 /*
- * The systems line of idgen_hwm is ours; hwm.c reads and writes the file
+ * The systems line of idgen_hwm is ours; hwm_load.c reads and writes the file
  * and hands the line here, without knowing this module: provenance.c
  * calls hwm.c (hwm_raise_all), never the other way round.
  */
@@ -103,8 +103,8 @@ static const HwmFileClient provenance_client = {
 };
 
 /*
- * Before hwm.c loads the file, whose systems line comes here; in every
- * process, as hwm.c writes the file in backends too.
+ * Before hwm_load.c loads the file, whose systems line comes here; in every
+ * process, as hwm_load.c writes the file in backends too.
  */
 void
 provenance_shmem_startup(void)
@@ -176,7 +176,7 @@ provenance_load_line(const char *line)
 	return true;
 }
 
-/* The line, for hwm.c writing the file under its lock. */
+/* The line, for hwm_load.c writing the file under its lock. */
 static void
 provenance_write_line(StringInfo buf)
 {

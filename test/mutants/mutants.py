@@ -28,7 +28,7 @@ MUTANTS = [
      "marks written under other idgen.node_bits do not bind",
      [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
        "(other->node == HWM_ANY_NODE || (other->node == node && other->node_bits == node_bits));")]),
-    ("hwm_move_epoch", "src/hwm.c",
+    ("hwm_move_epoch", "src/hwm_load.c",
      "hwm_move_epoch() does nothing: moving idgen.epoch later is no longer refused",
      [("\tif (e->epoch_ms == layout->epoch_ms)\n\t\treturn;\n", "\treturn;\n")]),
     ("clock_back_reset", "src/step.c",
