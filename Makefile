@@ -15,6 +15,8 @@ OBJS = \
 	src/encode.o \
 	src/generator.o \
 	src/horizon.o \
+	src/horizon_file.o \
+	src/horizon_sql.o \
 	src/hwm.o \
 	src/hwm_file.o \
 	src/hwm_load.o \

@@ -2,7 +2,7 @@
  * hwm_load.c
  *		High-water marks at startup: the file idgen_hwm loaded into the table
  *		and written from it, marks moved with their layouts' epochs, and the
- *		default layout bound for the horizon (horizon.c).
+ *		default layout bound for the horizon (horizon_file.c).
  *
  * At startup, marks the clock has passed are folded, the default layout's
  * into its mark of every node id and the others' into "*", so the table
@@ -202,13 +202,13 @@ hwm_default_epoch_read(void)
 }
 
 /*
- * At startup, after the file: every node id's IDs of the default layout
- * stay above mark, counted from epoch_ms.  horizon.c passes the mark under
+ * At startup, after the file: every node id's IDs of the default layout stay
+ * above mark, counted from epoch_ms.  horizon_file.c passes the mark under
  * which it returned its horizons when idgen.epoch has moved later since, so
- * that they still hold in the new epoch's numbers, and the floor this
- * returned before, which a lost idgen_hwm would otherwise forget.  Returns
- * the floor the default layout's IDs of every node id start above, in Unix
- * ms counted from the current epoch: the horizon may stand there.
+ * that they still hold in the new epoch's numbers, and the floor this returned
+ * before, which a lost idgen_hwm would otherwise forget.  Returns the floor the
+ * default layout's IDs of every node id start above, in Unix ms counted from
+ * the current epoch: the horizon may stand there.
  */
 int64
 hwm_bind_default_layout(int64 epoch_ms, int64 mark)

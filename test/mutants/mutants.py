@@ -57,7 +57,7 @@ MUTANTS = [
      " (the horizon goes back after a restart with the clock behind)",
      [("\tif (horizon_xact_ms > now)\n\t\tpg_atomic_write_u64(my_oldest, (uint64) horizon_xact_ms);\n",
        "")]),
-    ("horizon_failover", "src/horizon.c",
+    ("horizon_failover", "src/horizon_sql.c",
      "idgen_horizon() may pass the marks a synchronous standby confirmed",
      [("\twhile (!hwm_reserve(e, ms))\n\t\thwm_wait_confirmed(e, ms);\n",
        "\t(void) e;\n\t(void) ms;\n")]),
@@ -109,7 +109,7 @@ MUTANTS = [
      " through a function are lost (issue #28 item 4)",
      [("\tif (restore_command_made(funcoid))\n\t\trestore_define(relid, nsp);\n",
        "\tif (restore_command_made(funcoid) && false)\n\t\trestore_define(relid, nsp);\n")]),
-    ("horizon_epoch", "src/horizon.c",
+    ("horizon_epoch", "src/horizon_sql.c",
      "after idgen.epoch moved later, idgen_horizon() no longer stands at the mark under which"
      " it returned its horizons: it goes back (fixed by d921768)",
      [("\treturn Max(Min(ms, earlier), Min(hz->default_floor, earlier));\n",
