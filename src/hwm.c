@@ -162,10 +162,10 @@ hwm_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere
 		e->node = node;
 		e->node_bits = node == HWM_ANY_NODE ? 0 : node_bits;
 		e->epoch_ms = strcmp(name, HWM_OVERFLOW) == 0 ? 0 : epoch_ms;
-		e->floor = overflow->floor;
-		e->shared_floor = overflow->floor;
+		hwm_set(&e->floor, hwm_read(&overflow->floor));
+		hwm_set(&e->shared_floor, hwm_read(&overflow->floor));
 		e->epoch_later = false;
-		pg_atomic_write_u64(&e->mark, (uint64) overflow->floor);
+		pg_atomic_write_u64(&e->mark, (uint64) hwm_read(&overflow->floor));
 		pg_atomic_write_u64(&e->requested, 0);
 		pg_atomic_write_u64(&e->retired, 0);
 		pg_atomic_write_u64(&e->confirmed, 0);
@@ -210,7 +210,7 @@ hwm_merge(HwmEntry *e, int64 epoch_ms, int64 mark)
 {
 	if (!hwm_is_overflow(e))
 		mark = hwm_convert(mark, epoch_ms, e->epoch_ms);
-	e->floor = Max(e->floor, mark);
+	hwm_set(&e->floor, Max(hwm_read(&e->floor), mark));
 	if (mark > (int64) pg_atomic_read_u64(&e->mark))
 		pg_atomic_write_u64(&e->mark, (uint64) mark);
 }
@@ -320,6 +320,8 @@ hwm_shmem_startup(void)
 			pg_atomic_init_u64(&hwm->entries[i].requested, 0);
 			pg_atomic_init_u64(&hwm->entries[i].retired, 0);
 			pg_atomic_init_u64(&hwm->entries[i].confirmed, 0);
+			pg_atomic_init_u64(&hwm->entries[i].floor, 0);
+			pg_atomic_init_u64(&hwm->entries[i].shared_floor, 0);
 		}
 		ConditionVariableInit(&hwm->confirmed_cv);
 		strlcpy(hwm_overflow()->name, HWM_OVERFLOW, NAMEDATALEN);

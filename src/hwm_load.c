@@ -117,8 +117,9 @@ hwm_move_epoch(HwmEntry *e, const IdgenLayout *layout)
 	e->epoch_later = layout->epoch_ms > e->epoch_ms;
 	if (layout == layout_default())
 		hwm->default_epoch_read = e->epoch_ms;
-	e->floor = hwm_convert(e->floor, e->epoch_ms, layout->epoch_ms);
-	e->shared_floor = hwm_convert(e->shared_floor, e->epoch_ms, layout->epoch_ms);
+	hwm_set(&e->floor, hwm_convert(hwm_read(&e->floor), e->epoch_ms, layout->epoch_ms));
+	hwm_set(&e->shared_floor,
+			hwm_convert(hwm_read(&e->shared_floor), e->epoch_ms, layout->epoch_ms));
 	pg_atomic_write_u64(&e->mark, (uint64) hwm_convert((int64) pg_atomic_read_u64(&e->mark),
 													   e->epoch_ms, layout->epoch_ms));
 	e->epoch_ms = layout->epoch_ms;
@@ -223,12 +224,12 @@ hwm_bind_default_layout(int64 epoch_ms, int64 mark)
 	{
 		if (e == NULL)
 			e = hwm_entry(def->name, def->epoch_ms, HWM_ANY_NODE, 0, true);
-		if (hwm_convert(mark, epoch_ms, e->epoch_ms) > e->floor)
+		if (hwm_convert(mark, epoch_ms, e->epoch_ms) > hwm_read(&e->floor))
 		{
 			hwm_merge(e, epoch_ms, mark);
 			e->epoch_later = true;
 			hwm_write(NULL);
 		}
 	}
-	return e ? e->floor : 0;
+	return e ? hwm_read(&e->floor) : 0;
 }

@@ -55,10 +55,10 @@ hwm_attach(const IdgenLayout *layout)
 
 		if (other == e || !hwm_binds(other, layout->name, idgen_node_id, idgen_node_bits))
 			continue;
-		bound = Max(other->floor, hwm_mark(other));
+		bound = Max(hwm_read(&other->floor), hwm_mark(other));
 		/* what holds back a node id new to the layout too */
 		if (other->node == HWM_ANY_NODE || other->node_bits != idgen_node_bits)
-			e->shared_floor = Max(e->shared_floor, bound);
+			hwm_set(&e->shared_floor, Max(hwm_read(&e->shared_floor), bound));
 		e->epoch_later |= other->epoch_later;
 		hwm_merge(e, e->epoch_ms, bound);
 	}
@@ -73,13 +73,13 @@ hwm_attach(const IdgenLayout *layout)
 int64
 hwm_shared_floor(const HwmEntry *e)
 {
-	return e->node == HWM_ANY_NODE ? e->floor : e->shared_floor;
+	return hwm_read(e->node == HWM_ANY_NODE ? &e->floor : &e->shared_floor);
 }
 
 int64
 hwm_floor(const HwmEntry *e)
 {
-	return e->floor;
+	return hwm_read(&e->floor);
 }
 
 /*
@@ -110,7 +110,7 @@ hwm_retired(HwmEntry *e)
 int64
 hwm_epoch_later_until(const HwmEntry *e)
 {
-	return e->epoch_later ? e->floor : PG_INT64_MIN;
+	return e->epoch_later ? hwm_read(&e->floor) : PG_INT64_MIN;
 }
 
 /*
@@ -227,7 +227,7 @@ hwm_node_highest(int node, int node_bits)
 
 		if (e->name[0] != '\0' &&
 			(e->node == HWM_ANY_NODE || e->node == node || e->node_bits != node_bits))
-			high = Max(high, Max(e->floor, hwm_mark(e)));
+			high = Max(high, Max(hwm_read(&e->floor), hwm_mark(e)));
 	}
 	LWLockRelease(hwm->lock);
 	return high;
@@ -255,7 +255,7 @@ hwm_raise_node_floor(int node, int node_bits, int64 ms)
 	e = hwm_find_or_add(HWM_OVERFLOW, 0, node, node_bits, false);
 	if (e == NULL)
 		e = hwm_overflow();
-	if (ms > hwm_mark(e) || ms > e->floor)
+	if (ms > hwm_mark(e) || ms > hwm_read(&e->floor))
 	{
 		hwm_merge(e, 0, ms);
 		hwm_write(NULL);

@@ -42,8 +42,8 @@
  *	  bounds the reader already had (another attach), or, in an overflow
  *	  mark that layouts share, by another layout's bounds, which only makes
  *	  the reader start later, or happens during recovery, when nothing
- *	  generates.  They are aligned 8-byte words and
- *	  bools, read whole.
+ *	  generates.  floor and shared_floor are atomics, so that they are read
+ *	  whole on platforms without 8-byte loads too; epoch_later is a bool.
  *	mark: atomic.  Raised under the lock, only after the new value is
  *	  durable (file fsynced, WAL flushed); read without it on the hot path,
  *	  where a stale value is merely lower and sends the reader to the lock.
@@ -62,9 +62,9 @@ struct HwmEntry
 	char		name[NAMEDATALEN];	/* "" when unused */
 	int32		node;			/* node id, or HWM_ANY_NODE */
 	int32		node_bits;		/* node_bits with node */
-	int64		shared_floor;	/* the part of floor other node ids' marks set */
+	pg_atomic_uint64 shared_floor;	/* the part of floor other node ids' marks set */
 	int64		epoch_ms;		/* the epoch mark and floor are counted in */
-	int64		floor;			/* the mark when generation (re)started */
+	pg_atomic_uint64 floor;		/* the mark when generation (re)started */
 	bool		epoch_later;	/* the epoch moved later since the floor's IDs */
 	pg_atomic_uint64 mark;		/* every used tick start is below it */
 	pg_atomic_uint64 requested; /* newest tick start a backend asked for */
@@ -102,6 +102,20 @@ typedef struct HwmShared
 } HwmShared;
 
 extern HwmShared *hwm;
+
+/* An entry's floor or shared floor (int64 kept in an atomic). */
+static inline int64
+hwm_read(const pg_atomic_uint64 *value)
+{
+	return (int64) pg_atomic_read_u64(unconstify(pg_atomic_uint64 *, value));
+}
+
+/* Under the lock, or at startup. */
+static inline void
+hwm_set(pg_atomic_uint64 *value, int64 v)
+{
+	pg_atomic_write_u64(value, (uint64) v);
+}
 
 /* A mark counted from one epoch, moved to count the same IDs from another. */
 static inline int64
