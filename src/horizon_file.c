@@ -12,7 +12,6 @@
 #include "access/xact.h"
 #include "access/xloginsert.h"
 #include "lib/stringinfo.h"
-#include "storage/fd.h"
 #include "storage/procarray.h"
 #include "utils/timestamp.h"
 
@@ -26,6 +25,43 @@
 
 #define HORIZON_TMP_FILE	"idgen_horizon.tmp"
 
+/* One line of the file (see below); false when the file is refused. */
+static bool
+horizon_read_line(char *line, bool whole, void *arg)
+{
+	int64	   *epoch = arg;
+	long long	a,
+				b,
+				c = PG_INT64_MIN;
+	unsigned int xid;
+
+	if (line[0] == '#')
+		return true;
+	if (sscanf(line, "epoch %lld", &a) == 1)
+		*epoch = a;
+	else if (sscanf(line, "mark %lld", &a) == 1 && a >= 0)
+		hz->mark = Max(hz->mark, a);
+	else if (sscanf(line, "floor %lld", &a) == 1 && a >= 0)
+		hz->file_floor = Max(hz->file_floor, a);
+	else if (sscanf(line, "prepared %u %lld %lld", &xid, &b, &c) >= 2)
+	{
+		/* more than fit (max_prepared_transactions lowered): refuse */
+		if (hz->nprepared >= hz->max_prepared)
+		{
+			hz->broken = true;
+			return false;
+		}
+		hz->prepared[hz->nprepared].xid = xid;
+		hz->prepared[hz->nprepared].ms = b;
+		hz->prepared[hz->nprepared].epoch_ms = c;
+		hz->prepared[hz->nprepared].earlier_run = true;
+		hz->nprepared++;
+	}
+	else
+		hz->broken = true;
+	return true;
+}
+
 /*
  * Reads the file: "epoch <ms>", "mark <ms>", "floor <ms>" and "prepared
  * <xid> <ms> <epoch>" lines, the epochs being the default layout's when the
@@ -37,50 +73,13 @@
 static int64
 horizon_load_file(void)
 {
-	FILE	   *f = AllocateFile(HORIZON_FILE, "r");
 	char		line[128];
 	int64		epoch = PG_INT64_MIN;
+	DurableRead result = durable_read_lines(HORIZON_FILE, line, sizeof(line),
+											horizon_read_line, &epoch);
 
-	if (f == NULL)
-	{
-		hz->broken = errno != ENOENT;
-		return epoch;
-	}
-	while (fgets(line, sizeof(line), f) != NULL)
-	{
-		long long	a,
-					b,
-					c = PG_INT64_MIN;
-		unsigned int xid;
-
-		if (line[0] == '#')
-			continue;
-		if (sscanf(line, "epoch %lld", &a) == 1)
-			epoch = a;
-		else if (sscanf(line, "mark %lld", &a) == 1 && a >= 0)
-			hz->mark = Max(hz->mark, a);
-		else if (sscanf(line, "floor %lld", &a) == 1 && a >= 0)
-			hz->file_floor = Max(hz->file_floor, a);
-		else if (sscanf(line, "prepared %u %lld %lld", &xid, &b, &c) >= 2)
-		{
-			/* more than fit (max_prepared_transactions lowered): refuse */
-			if (hz->nprepared >= hz->max_prepared)
-			{
-				hz->broken = true;
-				break;
-			}
-			hz->prepared[hz->nprepared].xid = xid;
-			hz->prepared[hz->nprepared].ms = b;
-			hz->prepared[hz->nprepared].epoch_ms = c;
-			hz->prepared[hz->nprepared].earlier_run = true;
-			hz->nprepared++;
-		}
-		else
-			hz->broken = true;
-	}
-	if (ferror(f))
+	if (result == DURABLE_UNOPENED || result == DURABLE_FAILED)
 		hz->broken = true;
-	FreeFile(f);
 	return epoch;
 }
 

@@ -25,8 +25,8 @@ typedef struct HwmEntry HwmEntry;
 /*
  * What idgen_hwm holds besides the marks: its comment lines, whose owner
  * (provenance.c) registers here before hwm_shmem_startup() reads the file.
- * Calls go one way, from that owner down to the marks: hwm.c knows only
- * these callbacks, never their owner.
+ * Calls go one way, from that owner down to the marks: hwm_load.c knows
+ * only these callbacks, never their owner.
  */
 typedef struct HwmFileClient
 {
