@@ -90,7 +90,7 @@ horizon_load_file(void)
  * returned up to the file's mark are IDs of the old epoch, above what the
  * same times give in the new one: IDs of the default layout, of every node
  * id, must then start above that mark in the old epoch's numbers, which
- * hwm.c makes durable before anything generates.  The file keeps that
+ * hwm_load.c makes durable before anything generates.  The file keeps that
  * floor too, so that it is bound again when idgen_hwm was lost since.
  */
 static void

@@ -69,10 +69,10 @@ hwm_load_file(char *detail, Size detail_size, bool *found)
 
 /*
  * Makes the marks durable in the file (marks[i] for the table's entry i,
- * or, with NULL, the entries' own), after the client's comment line.  Marks of 0
- * bind nothing and are left out, but for the overflow mark of every node
- * id, always the first line.  The caller holds hwm->lock, or runs at
- * startup.
+ * or, with NULL, the entries' own), after the client's comment line.
+ * Marks of 0 bind nothing and are left out, but for the overflow mark of
+ * every node id, always the first line.  The caller holds hwm->lock, or
+ * runs at startup.
  */
 void
 hwm_write(const int64 *marks)

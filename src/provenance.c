@@ -92,9 +92,9 @@ static void provenance_write_line(StringInfo buf);
 static bool provenance_settle(bool file_found);
 
 /*
- * The systems line of idgen_hwm is ours; hwm_load.c reads and writes the file
- * and hands the line here, without knowing this module: provenance.c
- * calls hwm.c (hwm_raise_all), never the other way round.
+ * The systems line of idgen_hwm is ours; hwm_load.c reads and writes the
+ * file and hands the line here, without knowing this module: provenance.c
+ * calls the marks (hwm_raise_all), never the other way round.
  */
 static const HwmFileClient provenance_client = {
 	.load_line = provenance_load_line,
