@@ -16,9 +16,14 @@ OBJS = \
 	src/encode.o \
 	src/generator.o \
 	src/horizon.o \
+	src/horizon_file.o \
+	src/horizon_sql.o \
 	src/hwm.o \
 	src/hwm_file.o \
+	src/hwm_load.o \
+	src/hwm_reserve.o \
 	src/hwm_writer.o \
+	src/hwm_xlog.o \
 	src/idgen.o \
 	src/layout.o \
 	src/layout_gen.o \

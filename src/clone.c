@@ -25,12 +25,12 @@
 
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 
 #include "clone.h"
+#include "durable.h"
 #include "lease.h"
 #include "settings.h"
 
@@ -59,19 +59,35 @@ clone_file_exists(const char *name)
 	return stat(name, &st) == 0;
 }
 
+/* The first line with something on it: the node id, or -1 if it is none. */
+static bool
+clone_read_node_line(char *line, bool whole, void *arg)
+{
+	int		   *node = arg;
+
+	if (strspn(line, " \t\r\n\v\f") == strlen(line))
+		return true;
+	if (sscanf(line, "%d", node) != 1)
+		*node = -1;
+	return false;
+}
+
 /* The node id the data directory last ran with, or -1. */
 static int
 clone_read_node(void)
 {
-	FILE	   *f = AllocateFile(CLONE_NODE_FILE, "r");
+	char		line[32];
 	int			node = -1;
 
-	if (f == NULL)
-		return -1;
-	if (fscanf(f, "%d", &node) != 1)
-		node = -1;
-	FreeFile(f);
+	(void) durable_read_lines(CLONE_NODE_FILE, line, sizeof(line), clone_read_node_line, &node);
 	return node;
+}
+
+static bool
+clone_marks_line(char *line, bool whole, void *arg)
+{
+	*(bool *) arg |= whole && strcmp(line, "marks") == 0;
+	return true;
 }
 
 /*
@@ -81,30 +97,22 @@ clone_read_node(void)
 bool
 clone_kept_marks(void)
 {
-	FILE	   *f = AllocateFile(CLONE_NODE_FILE, "r");
 	char		line[32];
 	bool		kept = false;
 
-	if (f == NULL)
-		return false;
-	while (fgets(line, sizeof(line), f) != NULL)
-		kept |= strcmp(line, "marks\n") == 0;
-	FreeFile(f);
+	(void) durable_read_lines(CLONE_NODE_FILE, line, sizeof(line), clone_marks_line, &kept);
 	return kept;
 }
 
 static void
 clone_write_node(void)
 {
-	FILE	   *f = AllocateFile(CLONE_NODE_TMP_FILE, "w");
-
-	if (f == NULL)
-		return;
-	/* hwm.c writes idgen_hwm at every start, before this */
+	/* hwm_load.c writes idgen_hwm at every start, before this */
 	/* a leased node id is not this directory's: -1, unknown */
-	fprintf(f, "%d\nmarks\n", lease_on ? -1 : idgen_node_id);
-	if (FreeFile(f) == 0)
-		(void) durable_rename(CLONE_NODE_TMP_FILE, CLONE_NODE_FILE, LOG);
+	char	   *data = psprintf("%d\nmarks\n", lease_on ? -1 : idgen_node_id);
+
+	(void) durable_write_file(CLONE_NODE_FILE, CLONE_NODE_TMP_FILE, data, strlen(data), LOG);
+	pfree(data);
 }
 
 static void

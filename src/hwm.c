@@ -49,50 +49,22 @@
  * that layouts generate in starts above every mark that binds any of them,
  * as their own entries would.
  *
- * At startup, marks the clock has passed are folded, the default layout's
- * into its mark of every node id and the others' into "*", so the table
- * holds only marks that matter.
- *
- * Marks run HWM_STEP_MS ahead of the newest tick asked for.  When a backend's
- * time comes within half a step of its mark, the backend wakes the "idgen
- * mark writer" background worker, which raises the mark, so the hot path
- * does no I/O; only a backend that reaches the mark itself (an idle server's
- * first ID, or a burst that outruns the writer) raises it synchronously.
- *
- * With synchronous standbys configured, a session whose synchronous_commit
- * waits for them (remote_write, on, remote_apply) uses only ticks below a
- * mark they have confirmed, as a commit would: its record is flushed on them,
- * so a standby promoted after the primary died resumes above every ID the
- * primary handed out, even one no row holds.  The writer confirms marks
- * ahead of need, so in steady state nobody waits; while the standbys are
- * away, such sessions wait (cancellably, holding no lock) for the writer.
- * Sessions with synchronous_commit = local or off use the flushed marks.
- *
- * This file keeps the table and reserves and raises marks; the file format
- * is hwm_file.c's, the writer hwm_writer.c's, the redo of its WAL records
- * rmgr.c's.
+ * This file keeps the table and its entries.  Loading and writing the
+ * file at startup and moving marks with their epochs are hwm_load.c's,
+ * reserving and raising marks hwm_reserve.c's, their WAL records and redo
+ * hwm_xlog.c's; the file format is hwm_file.c's, the writer hwm_writer.c's,
+ * the dispatch of redo rmgr.c's.
  * Locking, field by field, is in hwm_shared.h.
  */
 #include "postgres.h"
 
-#include "access/xact.h"
-#include "access/xlog.h"
-#include "access/xloginsert.h"
-#include "access/xlog_internal.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "replication/syncrep.h"
-#include "replication/walsender.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
-#include "clock.h"
-#include "compat.h"
 #include "hwm_shared.h"
 #include "layout.h"
-#include "provenance.h"
-#include "idgen_xlog.h"
 #include "settings.h"
 
 HwmShared  *hwm = NULL;
@@ -129,40 +101,19 @@ hwm_shmem_request(void)
 	RequestNamedLWLockTranche("idgen mark", 1);
 }
 
-/* A mark counted from one epoch, moved to count the same IDs from another. */
-static int64
-hwm_convert(int64 mark, int64 from_epoch, int64 to_epoch)
-{
-	return Max(mark + (to_epoch - from_epoch), 0);
-}
-
 int64
 hwm_mark(HwmEntry *e)
 {
 	return (int64) pg_atomic_read_u64(&e->mark);
 }
 
-/* The overflow mark of every layout and node id. */
-static HwmEntry *
-hwm_overflow(void)
-{
-	return &hwm->entries[0];
-}
-
-/* An overflow mark, of every node id or of one: it keeps Unix ms as they are. */
-static bool
-hwm_is_overflow(const HwmEntry *e)
-{
-	return strcmp(e->name, HWM_OVERFLOW) == 0;
-}
-
-static bool
+bool
 hwm_is_default(const char *name)
 {
 	return layout_builtin(name) == layout_default();
 }
 
-static HwmEntry *
+HwmEntry *
 hwm_find(const char *name, int node, int node_bits)
 {
 	for (int i = 0; i < hwm->end; i++)
@@ -211,10 +162,10 @@ hwm_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere
 		e->node = node;
 		e->node_bits = node == HWM_ANY_NODE ? 0 : node_bits;
 		e->epoch_ms = strcmp(name, HWM_OVERFLOW) == 0 ? 0 : epoch_ms;
-		e->floor = overflow->floor;
-		e->shared_floor = overflow->floor;
+		hwm_set(&e->floor, hwm_read(&overflow->floor));
+		hwm_set(&e->shared_floor, hwm_read(&overflow->floor));
 		e->epoch_later = false;
-		pg_atomic_write_u64(&e->mark, (uint64) overflow->floor);
+		pg_atomic_write_u64(&e->mark, (uint64) hwm_read(&overflow->floor));
 		pg_atomic_write_u64(&e->requested, 0);
 		pg_atomic_write_u64(&e->retired, 0);
 		pg_atomic_write_u64(&e->confirmed, 0);
@@ -230,7 +181,7 @@ hwm_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere
  * marks are cleared, so that the writer, which reads them without the
  * lock, finds nothing to confirm there.
  */
-static void
+void
 hwm_remove(HwmEntry *e)
 {
 	memset(e->name, 0, NAMEDATALEN);
@@ -241,7 +192,7 @@ hwm_remove(HwmEntry *e)
 	hwm->used--;
 }
 
-static HwmEntry *
+HwmEntry *
 hwm_find_or_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
 {
 	HwmEntry   *e = hwm_find(name, node, node_bits);
@@ -254,12 +205,12 @@ hwm_find_or_add(const char *name, int64 epoch_ms, int node, int node_bits, bool 
  * overflow marks serve layouts of any epoch, so they keep Unix milliseconds
  * as they are.
  */
-static void
+void
 hwm_merge(HwmEntry *e, int64 epoch_ms, int64 mark)
 {
 	if (!hwm_is_overflow(e))
 		mark = hwm_convert(mark, epoch_ms, e->epoch_ms);
-	e->floor = Max(e->floor, mark);
+	hwm_set(&e->floor, Max(hwm_read(&e->floor), mark));
 	if (mark > (int64) pg_atomic_read_u64(&e->mark))
 		pg_atomic_write_u64(&e->mark, (uint64) mark);
 }
@@ -317,7 +268,7 @@ hwm_entry_shared(const char *name, int64 epoch_ms, int node, int node_bits, bool
  * The entry of a layout and node id, added if need be; a shared one when
  * the table is full.
  */
-static HwmEntry *
+HwmEntry *
 hwm_entry(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
 {
 	HwmEntry   *e = hwm_find_or_add(name, epoch_ms, node, node_bits, anywhere);
@@ -329,7 +280,7 @@ hwm_entry(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhe
  * Can IDs below other's mark equal IDs that a node id, under node_bits,
  * makes in layout name?  Overflow marks stand for every layout.
  */
-static bool
+bool
 hwm_binds(const HwmEntry *other, const char *name, int node, int node_bits)
 {
 	return other->name[0] != '\0' &&
@@ -337,20 +288,8 @@ hwm_binds(const HwmEntry *other, const char *name, int node, int node_bits)
 		(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);
 }
 
-static void
-hwm_set_corrupt(const char *detail)
-{
-	hwm->corrupt = true;
-	strlcpy(hwm->corrupt_detail, detail, sizeof(hwm->corrupt_detail));
-	ereport(WARNING,
-			(errcode(ERRCODE_DATA_CORRUPTED),
-			 errmsg("idgen high-water mark file \"%s\" is unreadable; generating IDs is refused",
-					HWM_FILE),
-			 errdetail_internal("%s", detail)));
-}
-
 /* The entry a mark read from the file or the WAL belongs to. */
-static HwmEntry *
+HwmEntry *
 hwm_entry_named(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
 {
 	if (strcmp(name, HWM_OVERFLOW) == 0 && node == HWM_ANY_NODE)
@@ -358,143 +297,15 @@ hwm_entry_named(const char *name, int64 epoch_ms, int node, int node_bits, bool 
 	return hwm_entry(name, epoch_ms, node, node_bits, anywhere);
 }
 
-/* A line of the file, at startup. */
-static void
-hwm_load_mark(const char *name, int64 epoch_ms, int64 mark, int node, int node_bits)
-{
-	hwm_merge(hwm_entry_named(name, epoch_ms, node, node_bits, true), epoch_ms, mark);
-}
-
-StaticAssertDecl(HWM_ANY_NODE == HWM_FILE_ANY_NODE, "marks of every node id are written as such");
-
 /*
- * Loads the file's marks, and hands its comment lines to provenance.c;
- * false, with why in detail, when it is unreadable.
- */
-static bool
-hwm_load_file(char *detail, Size detail_size, bool *found)
-{
-	HwmFileMark *marks;
-	int			nmarks;
-
-	if (!hwm_file_read(&marks, &nmarks, provenance_load_line, detail, detail_size, found))
-		return false;
-	for (int i = 0; i < nmarks; i++)
-		hwm_load_mark(marks[i].name, marks[i].epoch_ms, marks[i].mark, marks[i].node,
-					  marks[i].node_bits);
-	pfree(marks);
-	return true;
-}
-
-/*
- * Makes the marks durable in the file (marks[i] for the table's entry i,
- * or, with NULL, the entries' own), after provenance.c's line.  Marks of 0
- * bind nothing and are left out, but for the overflow mark of every node
- * id, always the first line.  The caller holds hwm->lock, or runs at
- * startup.
- */
-static void
-hwm_write(const int64 *marks)
-{
-	HwmFileMark *lines = palloc(Max(hwm->end, 1) * sizeof(HwmFileMark));
-	int			n = 0;
-	StringInfoData comments;
-
-	for (int i = 0; i < hwm->end; i++)
-	{
-		HwmEntry   *e = &hwm->entries[i];
-		int64		mark = marks ? marks[i] : hwm_mark(e);
-
-		if (e->name[0] == '\0' || (i > 0 && mark <= 0))
-			continue;
-		strlcpy(lines[n].name, e->name, NAMEDATALEN);
-		lines[n].epoch_ms = e->epoch_ms;
-		lines[n].mark = mark;
-		lines[n].node = e->node;
-		lines[n].node_bits = e->node_bits;
-		n++;
-	}
-	initStringInfo(&comments);
-	provenance_write_line(&comments);
-	hwm_file_write(lines, n, comments.data);
-	pfree(comments.data);
-	pfree(lines);
-}
-
-/* A built-in layout's epoch changed (idgen.epoch): its marks move with it. */
-static void
-hwm_move_epoch(HwmEntry *e, const IdgenLayout *layout)
-{
-	if (e->epoch_ms == layout->epoch_ms)
-		return;
-	ereport(LOG,
-			(errmsg("idgen: the epoch of layout \"%s\" changed from %s to %s since its last IDs",
-					layout->name,
-					pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(e->epoch_ms))),
-					pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout->epoch_ms)))),
-			 errdetail("IDs resume above those issued before, counted from the new epoch.")));
-	e->epoch_later = layout->epoch_ms > e->epoch_ms;
-	if (layout == layout_default())
-		hwm->default_epoch_read = e->epoch_ms;
-	e->floor = hwm_convert(e->floor, e->epoch_ms, layout->epoch_ms);
-	e->shared_floor = hwm_convert(e->shared_floor, e->epoch_ms, layout->epoch_ms);
-	pg_atomic_write_u64(&e->mark, (uint64) hwm_convert((int64) pg_atomic_read_u64(&e->mark),
-													   e->epoch_ms, layout->epoch_ms));
-	e->epoch_ms = layout->epoch_ms;
-}
-
-/*
- * Marks of built-in layouts move with their epochs (only the default
- * layout's can change).  Then marks the clock has passed protect nothing
- * that a mark of every node id cannot, so they are folded: the default
- * layout's into its mark of every node id, which moves with the epoch, the
- * others' into the overflow mark, keeping the table for the marks that
- * matter.
- */
-static void
-hwm_arrange_entries(void)
-{
-	int64		now = clock_now_ms();
-	const IdgenLayout *def = layout_default();
-
-	for (int i = 1; i < hwm->end; i++)
-	{
-		HwmEntry   *e = &hwm->entries[i];
-		const IdgenLayout *builtin = layout_builtin(e->name);
-
-		if (e->name[0] != '\0' && builtin != NULL)
-			hwm_move_epoch(e, builtin);
-	}
-	for (int i = 1; i < hwm->end; i++)
-	{
-		HwmEntry   *e = &hwm->entries[i];
-		HwmEntry   *into;
-
-		if (e->name[0] == '\0' || (int64) pg_atomic_read_u64(&e->mark) > now)
-			continue;
-		if (!hwm_is_default(e->name))
-			into = hwm_overflow();
-		else if (e->node == HWM_ANY_NODE)
-			continue;
-		else
-			into = hwm_find_or_add(def->name, def->epoch_ms, HWM_ANY_NODE, 0, true);
-		hwm_merge(into, e->epoch_ms, (int64) pg_atomic_read_u64(&e->mark));
-		into->epoch_later |= e->epoch_later;
-		hwm_remove(e);
-	}
-}
-
-/*
- * Runs in the postmaster at startup and after every crash reinitialisation.
- * The file is written at once when it was missing, so that a directory that
- * ran idgen always has one (provenance.c tells a lost file by that).
+ * Runs in the postmaster at startup and after every crash reinitialisation,
+ * and in every process that attaches (EXEC_BACKEND).  The file's client
+ * registered before (idgen.c calls it first).
  */
 void
 hwm_shmem_startup(void)
 {
 	bool		found;
-	bool		file_found;
-	char		detail[sizeof(hwm->corrupt_detail)];
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	hwm = ShmemInitStruct("idgen high-water marks", hwm_shmem_size(), &found);
@@ -509,6 +320,8 @@ hwm_shmem_startup(void)
 			pg_atomic_init_u64(&hwm->entries[i].requested, 0);
 			pg_atomic_init_u64(&hwm->entries[i].retired, 0);
 			pg_atomic_init_u64(&hwm->entries[i].confirmed, 0);
+			pg_atomic_init_u64(&hwm->entries[i].floor, 0);
+			pg_atomic_init_u64(&hwm->entries[i].shared_floor, 0);
 		}
 		ConditionVariableInit(&hwm->confirmed_cv);
 		strlcpy(hwm_overflow()->name, HWM_OVERFLOW, NAMEDATALEN);
@@ -516,440 +329,9 @@ hwm_shmem_startup(void)
 		hwm->used = hwm->end = 1;
 		hwm->default_epoch_read = PG_INT64_MIN;
 		pg_atomic_init_u64(&hwm->logged_lsn, 0);
-		if (hwm_load_file(detail, sizeof(detail), &file_found))
-		{
-			hwm_arrange_entries();
-			if (provenance_settle(file_found))
-				hwm_write(NULL);
-		}
-		else
-		{
-			/* generation refuses for the file, which is left as it is */
-			hwm_set_corrupt(detail);
-			(void) provenance_settle(true);
-		}
+		hwm_load();
 	}
 	LWLockRelease(AddinShmemInitLock);
-}
-
-/*
- * The mark of a layout, for as long as the server runs: its own entry for
- * this node id, or the overflow mark of the node id when the table is
- * full, raised above every mark that binds the layout here.  A layout
- * defined in SQL and defined again with another epoch keeps the mark of
- * the old one, in Unix milliseconds (README: redefining a layout starts a
- * new numbering).
- */
-HwmEntry *
-hwm_attach(const IdgenLayout *layout)
-{
-	HwmEntry   *e;
-
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	e = hwm_entry(layout->name, layout->epoch_ms, idgen_node_id, idgen_node_bits, false);
-	for (int i = 0; i < hwm->end; i++)
-	{
-		HwmEntry   *other = &hwm->entries[i];
-		int64		bound;
-
-		if (other == e || !hwm_binds(other, layout->name, idgen_node_id, idgen_node_bits))
-			continue;
-		bound = Max(other->floor, hwm_mark(other));
-		/* what holds back a node id new to the layout too */
-		if (other->node == HWM_ANY_NODE || other->node_bits != idgen_node_bits)
-			e->shared_floor = Max(e->shared_floor, bound);
-		e->epoch_later |= other->epoch_later;
-		hwm_merge(e, e->epoch_ms, bound);
-	}
-	LWLockRelease(hwm->lock);
-	return e;
-}
-
-/*
- * The floor of the layout for a node id that never generated in it: marks
- * written without a node id, or with other node_bits, bind every node id.
- */
-int64
-hwm_shared_floor(const HwmEntry *e)
-{
-	return e->node == HWM_ANY_NODE ? e->floor : e->shared_floor;
-}
-
-int64
-hwm_floor(const HwmEntry *e)
-{
-	return e->floor;
-}
-
-/*
- * Keeps, for registry.c's rule on recycled states, the newest tick of the
- * layout's shared states given up; the mark may be well above it.
- */
-void
-hwm_retire(HwmEntry *e, int64 tick_start_ms)
-{
-	uint64		retired = pg_atomic_read_u64(&e->retired);
-
-	while (retired < (uint64) tick_start_ms &&
-		   !pg_atomic_compare_exchange_u64(&e->retired, &retired, (uint64) tick_start_ms))
-		;
-}
-
-int64
-hwm_retired(HwmEntry *e)
-{
-	return (int64) pg_atomic_read_u64(&e->retired);
-}
-
-/*
- * When the epoch moved later at startup, the clock reaches the IDs issued
- * before at the floor: until then, the move is why IDs wait.  PG_INT64_MIN
- * when it did not move later.
- */
-int64
-hwm_epoch_later_until(const HwmEntry *e)
-{
-	return e->epoch_later ? e->floor : PG_INT64_MIN;
-}
-
-/*
- * The epoch the file counted the default layout's marks from, when
- * idgen.epoch has changed since; PG_INT64_MIN otherwise.
- */
-int64
-hwm_default_epoch_read(void)
-{
-	return hwm->default_epoch_read;
-}
-
-/*
- * At startup, after the file: every node id's IDs of the default layout
- * stay above mark, counted from epoch_ms.  horizon.c passes the mark under
- * which it returned its horizons when idgen.epoch has moved later since, so
- * that they still hold in the new epoch's numbers, and the floor this
- * returned before, which a lost idgen_hwm would otherwise forget.  Returns
- * the floor the default layout's IDs of every node id start above, in Unix
- * ms counted from the current epoch: the horizon may stand there.
- */
-int64
-hwm_bind_default_layout(int64 epoch_ms, int64 mark)
-{
-	const IdgenLayout *def = layout_default();
-	HwmEntry   *e;
-
-	if (hwm->corrupt)
-		return 0;
-	e = hwm_find(def->name, HWM_ANY_NODE, 0);
-	if (mark > 0)
-	{
-		if (e == NULL)
-			e = hwm_entry(def->name, def->epoch_ms, HWM_ANY_NODE, 0, true);
-		if (hwm_convert(mark, epoch_ms, e->epoch_ms) > e->floor)
-		{
-			hwm_merge(e, epoch_ms, mark);
-			e->epoch_later = true;
-			hwm_write(NULL);
-		}
-	}
-	return e ? e->floor : 0;
-}
-
-/*
- * Logs e's mark: a mark of every node id in the record standbys of every
- * version read, one of a node id in the record of 1.3 and later.  Returns
- * the record's end for the caller to flush.
- */
-static XLogRecPtr
-hwm_log_mark(const HwmEntry *e, int64 mark_ms)
-{
-	xl_idgen_mark rec = {0};
-	xl_idgen_mark_node nrec = {0};
-
-	XLogBeginInsert();
-	if (e->node != HWM_ANY_NODE)
-	{
-		nrec.epoch_ms = e->epoch_ms;
-		nrec.mark_ms = mark_ms;
-		nrec.node = e->node;
-		nrec.node_bits = e->node_bits;
-		strlcpy(nrec.layout, e->name, NAMEDATALEN);
-		XLogRegisterData((char *) &nrec, SizeOfIdgenMarkNode);
-		return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK_NODE);
-	}
-	rec.epoch_ms = e->epoch_ms;
-	rec.mark_ms = mark_ms;
-	strlcpy(rec.layout, e->name, NAMEDATALEN);
-	XLogRegisterData((char *) &rec, SizeOfIdgenMark);
-	return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK);
-}
-
-/*
- * Marks published from now on have their records at or before end: the
- * mark writer has synchronous standbys confirm that LSN.  Under the lock,
- * before the marks are published.
- */
-static void
-hwm_logged(XLogRecPtr end)
-{
-	pg_atomic_write_u64(&hwm->logged_lsn, (uint64) end);
-	pg_write_barrier();
-}
-
-/*
- * The LSN the mark writer waits for, covering the records of every mark
- * read before the call: the end of the newest MARK record.  Not the flush
- * pointer, which a committing backend may be waiting for at the same time:
- * PostgreSQL's queue of synchronous-replication waiters holds distinct
- * LSNs (an assertion fails otherwise).  Marks the server started with have
- * no record in this run yet: the first call logs them.
- */
-XLogRecPtr
-hwm_confirmable_lsn(void)
-{
-	XLogRecPtr	end = InvalidXLogRecPtr;
-
-	pg_read_barrier();
-	if (pg_atomic_read_u64(&hwm->logged_lsn) != 0 || hwm->corrupt)
-		return (XLogRecPtr) pg_atomic_read_u64(&hwm->logged_lsn);
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < hwm->end && pg_atomic_read_u64(&hwm->logged_lsn) == 0; i++)
-	{
-		HwmEntry   *e = &hwm->entries[i];
-
-		if (e->name[0] != '\0' && hwm_mark(e) > 0)
-			end = hwm_log_mark(e, hwm_mark(e));
-	}
-	if (end != InvalidXLogRecPtr)
-	{
-		XLogFlush(end);
-		hwm_logged(end);
-	}
-	LWLockRelease(hwm->lock);
-	return (XLogRecPtr) pg_atomic_read_u64(&hwm->logged_lsn);
-}
-
-/*
- * Raises every mark that a request has come near, and e's to cover ms
- * (ms < 0: none), making them durable before publishing them.  The caller
- * holds the lock.
- */
-static void
-hwm_raise_locked(HwmEntry *target, int64 ms)
-{
-	int			n = hwm->end;
-	int64	   *marks;
-	bool	   *raised;
-	int64		now = clock_now_ms();
-	bool		any = false;
-	XLogRecPtr	end = InvalidXLogRecPtr;
-
-	if (hwm->corrupt)
-		return;					/* keep the evidence; hwm_reserve refuses */
-	marks = palloc(n * sizeof(int64));
-	raised = palloc0(n * sizeof(bool));
-	for (int i = 0; i < n; i++)
-	{
-		HwmEntry   *e = &hwm->entries[i];
-		int64		want = (int64) pg_atomic_read_u64(&e->requested);
-
-		marks[i] = (int64) pg_atomic_read_u64(&e->mark);
-		if (e == target)
-			want = Max(want, ms);
-		if (e->name[0] == '\0' || want <= 0 || want + HWM_STEP_MS / 2 < marks[i])
-			continue;
-		marks[i] = Max(want, now) + HWM_STEP_MS;
-		raised[i] = any = true;
-	}
-	if (any)
-	{
-		hwm_write(marks);
-		for (int i = 0; i < n; i++)
-		{
-			HwmEntry   *e = &hwm->entries[i];
-
-			if (raised[i])
-				end = hwm_log_mark(e, marks[i]);
-		}
-		XLogFlush(end);
-		hwm_logged(end);
-		for (int i = 0; i < n; i++)
-			if (raised[i])
-				pg_atomic_write_u64(&hwm->entries[i].mark, (uint64) marks[i]);
-	}
-	pfree(marks);
-	pfree(raised);
-}
-
-/* Raises marks as hwm_raise_locked() does, taking the lock. */
-void
-hwm_raise(HwmEntry *target, int64 ms)
-{
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	hwm_raise_locked(target, ms);
-	LWLockRelease(hwm->lock);
-}
-
-/*
- * Raises every mark, the overflow mark too, past ms, and writes the file
- * even when none moved, with what provenance.c puts in it.
- */
-void
-hwm_raise_all(int64 ms)
-{
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	if (hwm->corrupt)
-	{
-		LWLockRelease(hwm->lock);
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("idgen high-water mark file \"%s\" is unreadable", HWM_FILE),
-				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
-	}
-	for (int i = 0; i < hwm->end; i++)
-	{
-		HwmEntry   *e = &hwm->entries[i];
-		uint64		requested = pg_atomic_read_u64(&e->requested);
-
-		while (e->name[0] != '\0' && requested < (uint64) ms &&
-			   !pg_atomic_compare_exchange_u64(&e->requested, &requested, (uint64) ms))
-			;
-	}
-	hwm_raise_locked(NULL, -1);
-	hwm_write(NULL);
-	LWLockRelease(hwm->lock);
-}
-
-/*
- * The highest mark that binds a node id under node_bits, in any layout:
- * every tick this server used under the node id starts below it
- * (lease_worker.c reports it to the registry).  -1 when the file was
- * unreadable: the marks then say nothing of the IDs made before.
- */
-int64
-hwm_node_highest(int node, int node_bits)
-{
-	int64		high = 0;
-
-	LWLockAcquire(hwm->lock, LW_SHARED);
-	if (hwm->corrupt)
-	{
-		LWLockRelease(hwm->lock);
-		return -1;
-	}
-	for (int i = 0; i < hwm->end; i++)
-	{
-		HwmEntry   *e = &hwm->entries[i];
-
-		if (e->name[0] != '\0' &&
-			(e->node == HWM_ANY_NODE || e->node == node || e->node_bits != node_bits))
-			high = Max(high, Max(e->floor, hwm_mark(e)));
-	}
-	LWLockRelease(hwm->lock);
-	return high;
-}
-
-/*
- * Raises the overflow mark of a node id, which binds its every layout, to
- * ms, durably: a node id leased from a registry starts above the mark its
- * previous holders reported.  Called before any backend generates under
- * the node id, so no backend holds a floor of it yet.
- */
-void
-hwm_raise_node_floor(int node, int node_bits, int64 ms)
-{
-	HwmEntry   *e;
-	XLogRecPtr	end;
-
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	if (hwm->corrupt)
-	{
-		/* generation refuses for the file anyway */
-		LWLockRelease(hwm->lock);
-		return;
-	}
-	e = hwm_find_or_add(HWM_OVERFLOW, 0, node, node_bits, false);
-	if (e == NULL)
-		e = hwm_overflow();
-	if (ms > hwm_mark(e) || ms > e->floor)
-	{
-		hwm_merge(e, 0, ms);
-		hwm_write(NULL);
-		end = hwm_log_mark(e, hwm_mark(e));
-		XLogFlush(end);
-		hwm_logged(end);
-	}
-	LWLockRelease(hwm->lock);
-}
-
-/* Does this session wait for synchronous standbys, as its commits would? */
-bool
-hwm_sync_wanted(void)
-{
-	return SyncRepRequested() && SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0';
-}
-
-static void
-hwm_wake_writer(void)
-{
-	Latch	   *writer = hwm->writer_latch; /* read once: it may be exiting */
-
-	if (writer != NULL)
-		SetLatch(writer);
-}
-
-/*
- * Called for every tick start before an ID of it is handed out.  Below the
- * mark it returns at once; near the mark it wakes the writer; at the mark it
- * raises the mark itself.  Returns false when the tick must wait for
- * synchronous standbys to confirm its mark: the caller, holding no lock,
- * waits with hwm_wait_confirmed() and tries again.
- */
-bool
-hwm_reserve(HwmEntry *e, int64 ms)
-{
-	bool		sync = hwm_sync_wanted();
-	int64		limit = (int64) pg_atomic_read_u64(sync ? &e->confirmed : &e->mark);
-	uint64		requested;
-
-	if (likely(ms + HWM_STEP_MS / 2 < limit))
-		return true;
-	if (unlikely(hwm->corrupt))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("idgen high-water mark file \"%s\" is unreadable", HWM_FILE),
-				 errdetail("%s Without it idgen cannot tell which IDs were issued before the last restart.",
-						   hwm->corrupt_detail),
-				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
-	if (ms >= hwm_mark(e))
-		hwm_raise(e, ms);
-	else
-	{
-		requested = pg_atomic_read_u64(&e->requested);
-		while (requested < (uint64) ms &&
-			   !pg_atomic_compare_exchange_u64(&e->requested, &requested, (uint64) ms))
-			;
-	}
-	if (sync || ms + HWM_STEP_MS / 2 >= hwm_mark(e))
-		hwm_wake_writer();
-	return !sync || ms < (int64) pg_atomic_read_u64(&e->confirmed);
-}
-
-/*
- * Waits until the synchronous standbys have a mark above the tick starting
- * at ms, or this session no longer waits for them.  Cancellable, like a
- * commit's wait; it takes no lock.
- */
-void
-hwm_wait_confirmed(HwmEntry *e, int64 ms)
-{
-	ConditionVariablePrepareToSleep(&hwm->confirmed_cv);
-	while (hwm_sync_wanted() && (int64) pg_atomic_read_u64(&e->confirmed) <= ms)
-	{
-		hwm_wake_writer();
-		(void) ConditionVariableTimedSleep(&hwm->confirmed_cv, 1000,
-										   idgen_wait_event_sync_rep());
-	}
-	ConditionVariableCancelSleep();
 }
 
 /* The table's row of idgen_capacity. */
@@ -964,38 +346,5 @@ hwm_capacity(IdgenCapacity *row)
 	row->in_use = hwm->used;
 	row->overflows = hwm->overflows;
 	row->last_overflow = hwm->last_overflow;
-	LWLockRelease(hwm->lock);
-}
-
-/*
- * Replay of a mark (rmgr.c), on a standby or in crash recovery: nothing is
- * generated during recovery, so the floor follows the mark, and the file
- * keeps it across a restart of the standby.  In crash recovery the file is
- * written before the WAL record, so a record above the file means the file
- * was put back from an older copy.
- */
-void
-hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int node_bits)
-{
-	HwmEntry   *e;
-
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	e = hwm_entry_named(layout, epoch_ms, node, node_bits, false);
-	if (!hwm_is_overflow(e))
-		mark_ms = hwm_convert(mark_ms, epoch_ms, e->epoch_ms);
-	if (mark_ms > hwm_mark(e))
-	{
-		if (!ArchiveRecoveryRequested && !hwm->restore_warned)
-		{
-			hwm->restore_warned = true;
-			ereport(WARNING,
-					(errmsg("idgen high-water mark file \"%s\" was behind the WAL", HWM_FILE),
-					 errdetail("It may have been put back from an older copy. The WAL's marks are used."),
-					 errhint("Do not restore \"%s\" on its own; it belongs with the data directory it was taken from.",
-							 HWM_FILE)));
-		}
-		hwm_merge(e, e->epoch_ms, mark_ms);
-		hwm_write(NULL);
-	}
 	LWLockRelease(hwm->lock);
 }

@@ -9,6 +9,7 @@
 
 #include "capacity.h"
 #include "layout.h"
+#include "lib/stringinfo.h"
 
 /*
  * Marks run this far ahead of the newest tick asked for, so a mark read
@@ -20,6 +21,21 @@
 #define HWM_ANY_NODE	(-1)
 
 typedef struct HwmEntry HwmEntry;
+
+/*
+ * What idgen_hwm holds besides the marks: its comment lines, whose owner
+ * (provenance.c) registers here before hwm_shmem_startup() reads the file.
+ * Calls go one way, from that owner down to the marks: hwm_load.c knows
+ * only these callbacks, never their owner.
+ */
+typedef struct HwmFileClient
+{
+	bool		(*load_line) (const char *line);	/* false: malformed */
+	void		(*write_line) (StringInfo buf);
+	bool		(*settle) (bool file_found);	/* true: write the file */
+} HwmFileClient;
+
+extern void hwm_set_file_client(const HwmFileClient *client);
 
 extern void hwm_shmem_request(void);
 extern void hwm_shmem_startup(void);

@@ -14,7 +14,6 @@
 #include <limits.h>
 
 #include "lib/stringinfo.h"
-#include "storage/fd.h"
 
 #include "durable.h"
 #include "hwm_file.h"
@@ -75,6 +74,35 @@ hwm_file_lines(void)
 	return lines;
 }
 
+/* The reading of the file, line by line. */
+typedef struct HwmFileReading
+{
+	HwmFileMark *marks;
+	int			nmarks;
+	int			room;
+	int			lineno;
+	HwmFileComment comment;
+} HwmFileReading;
+
+/* One line: a mark or a comment; false when it is neither. */
+static bool
+hwm_read_line(char *line, bool whole, void *arg)
+{
+	HwmFileReading *r = arg;
+
+	r->lineno++;
+	if (!whole)
+		return false;
+	if (line[0] == '#')
+		return r->comment(line);
+	if (r->nmarks == r->room)
+		r->marks = repalloc(r->marks, (r->room *= 2) * sizeof(HwmFileMark));
+	if (!hwm_parse_line(line, &r->marks[r->nmarks]))
+		return false;
+	r->nmarks++;
+	return true;
+}
+
 /*
  * Reads the file's marks into *marks (palloc'd, *nmarks of them), and hands
  * its comment lines to comment; false, with why in detail, when it is
@@ -84,56 +112,32 @@ bool
 hwm_file_read(HwmFileMark **marks, int *nmarks, HwmFileComment comment,
 			  char *detail, Size detail_size, bool *found)
 {
-	FILE	   *f = AllocateFile(HWM_FILE, "r");
 	char		line[HWM_LINE_MAX];
-	int			lineno = 0;
-	int			room = 16;
-	bool		bad = false;
+	HwmFileReading r = {palloc(16 * sizeof(HwmFileMark)), 0, 16, 0, comment};
+	DurableRead result = durable_read_lines(HWM_FILE, line, sizeof(line), hwm_read_line, &r);
 
-	*marks = palloc(room * sizeof(HwmFileMark));
-	*nmarks = 0;
-	*found = f != NULL;
-	if (f == NULL)
+	*marks = r.marks;
+	*nmarks = r.nmarks;
+	*found = result != DURABLE_MISSING && result != DURABLE_UNOPENED;
+	if (result == DURABLE_UNOPENED)
 	{
-		if (errno != ENOENT)
-		{
-			snprintf(detail, detail_size, "It could not be opened: %s.", strerror(errno));
-			return false;
-		}
+		snprintf(detail, detail_size, "It could not be opened: %s.", strerror(errno));
+		return false;
+	}
+	if (result == DURABLE_MISSING)
+	{
 		ereport(LOG,
 				(errmsg("idgen high-water mark file \"%s\" is missing; IDs start from the clock", HWM_FILE),
 				 errdetail("This is expected on a new cluster; it is written now.")));
 		return true;
 	}
-	while (!bad && fgets(line, sizeof(line), f) != NULL)
+	if (result != DURABLE_READ)
 	{
-		size_t		len = strlen(line);
-
-		lineno++;
-		bad = len == 0 || line[len - 1] != '\n';
-		if (bad)
-			continue;
-		line[len - 1] = '\0';
-		if (line[0] == '#')
-		{
-			bad = !comment(line);
-			continue;
-		}
-		if (*nmarks == room)
-			*marks = repalloc(*marks, (room *= 2) * sizeof(HwmFileMark));
-		bad = !hwm_parse_line(line, &(*marks)[*nmarks]);
-		if (!bad)
-			(*nmarks)++;
-	}
-	if (bad || ferror(f))
-	{
-		FreeFile(f);
 		snprintf(detail, detail_size,
 				 "Line %d is not of the form \"<layout> <epoch in Unix ms> <mark in Unix ms> [<node id> <node bits>]\", a comment, or \"# systems <system identifier>...\".",
-				 lineno);
+				 r.lineno);
 		return false;
 	}
-	FreeFile(f);
 	return true;
 }
 

@@ -1,8 +1,10 @@
 /*
  * hwm_shared.h
  *		The shared table of high-water marks, for the files that keep it:
- *		hwm.c (the table, reserving and raising marks) and hwm_writer.c (the
- *		mark writer).  Everyone else goes through hwm.h.
+ *		hwm.c (the table and its entries), hwm_load.c (the file at startup),
+ *		hwm_reserve.c (reserving and raising marks), hwm_xlog.c (their WAL
+ *		records) and hwm_writer.c (the mark writer).  Everyone else goes
+ *		through hwm.h.
  */
 #ifndef IDGEN_HWM_SHARED_H
 #define IDGEN_HWM_SHARED_H
@@ -40,8 +42,8 @@
  *	  bounds the reader already had (another attach), or, in an overflow
  *	  mark that layouts share, by another layout's bounds, which only makes
  *	  the reader start later, or happens during recovery, when nothing
- *	  generates.  They are aligned 8-byte words and
- *	  bools, read whole.
+ *	  generates.  floor and shared_floor are atomics, so that they are read
+ *	  whole on platforms without 8-byte loads too; epoch_later is a bool.
  *	mark: atomic.  Raised under the lock, only after the new value is
  *	  durable (file fsynced, WAL flushed); read without it on the hot path,
  *	  where a stale value is merely lower and sends the reader to the lock.
@@ -60,9 +62,9 @@ struct HwmEntry
 	char		name[NAMEDATALEN];	/* "" when unused */
 	int32		node;			/* node id, or HWM_ANY_NODE */
 	int32		node_bits;		/* node_bits with node */
-	int64		shared_floor;	/* the part of floor other node ids' marks set */
+	pg_atomic_uint64 shared_floor;	/* the part of floor other node ids' marks set */
 	int64		epoch_ms;		/* the epoch mark and floor are counted in */
-	int64		floor;			/* the mark when generation (re)started */
+	pg_atomic_uint64 floor;		/* the mark when generation (re)started */
 	bool		epoch_later;	/* the epoch moved later since the floor's IDs */
 	pg_atomic_uint64 mark;		/* every used tick start is below it */
 	pg_atomic_uint64 requested; /* newest tick start a backend asked for */
@@ -101,9 +103,65 @@ typedef struct HwmShared
 
 extern HwmShared *hwm;
 
-/* hwm.c, for the writer */
+/* An entry's floor or shared floor (int64 kept in an atomic). */
+static inline int64
+hwm_read(const pg_atomic_uint64 *value)
+{
+	return (int64) pg_atomic_read_u64(unconstify(pg_atomic_uint64 *, value));
+}
+
+/* Under the lock, or at startup. */
+static inline void
+hwm_set(pg_atomic_uint64 *value, int64 v)
+{
+	pg_atomic_write_u64(value, (uint64) v);
+}
+
+/* A mark counted from one epoch, moved to count the same IDs from another. */
+static inline int64
+hwm_convert(int64 mark, int64 from_epoch, int64 to_epoch)
+{
+	return Max(mark + (to_epoch - from_epoch), 0);
+}
+
+/* The overflow mark of every layout and node id. */
+static inline HwmEntry *
+hwm_overflow(void)
+{
+	return &hwm->entries[0];
+}
+
+/* An overflow mark, of every node id or of one: it keeps Unix ms as they are. */
+static inline bool
+hwm_is_overflow(const HwmEntry *e)
+{
+	return strcmp(e->name, HWM_OVERFLOW) == 0;
+}
+
+/* hwm.c: the entries */
+extern bool hwm_is_default(const char *name);
+extern HwmEntry *hwm_find(const char *name, int node, int node_bits);
+extern HwmEntry *hwm_find_or_add(const char *name, int64 epoch_ms, int node,
+								 int node_bits, bool anywhere);
+extern void hwm_remove(HwmEntry *e);
+extern void hwm_merge(HwmEntry *e, int64 epoch_ms, int64 mark);
+extern HwmEntry *hwm_entry(const char *name, int64 epoch_ms, int node,
+						   int node_bits, bool anywhere);
+extern HwmEntry *hwm_entry_named(const char *name, int64 epoch_ms, int node,
+								 int node_bits, bool anywhere);
+extern bool hwm_binds(const HwmEntry *other, const char *name, int node, int node_bits);
+
+/* hwm_load.c: the file */
+extern void hwm_load(void);
+extern void hwm_write(const int64 *marks);
+
+/* hwm_xlog.c: the records */
+extern XLogRecPtr hwm_log_mark(const HwmEntry *e, int64 mark_ms);
+extern void hwm_logged(XLogRecPtr end);
+extern XLogRecPtr hwm_confirmable_lsn(void);
+
+/* hwm_reserve.c, for the writer */
 extern void hwm_raise(HwmEntry *target, int64 ms);
 extern bool hwm_sync_wanted(void);
-extern XLogRecPtr hwm_confirmable_lsn(void);
 
 #endif							/* IDGEN_HWM_SHARED_H */

@@ -2,7 +2,7 @@
  * hwm_writer.c
  *		The "idgen mark writer" background worker: raises high-water marks
  *		that backends have come near, so the hot path does no I/O, and has
- *		synchronous standbys confirm them ahead of need (hwm.c).
+ *		synchronous standbys confirm them ahead of need (hwm_reserve.c).
  */
 #include "postgres.h"
 

@@ -48,7 +48,7 @@ idgen_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	registry_shmem_startup();
-	provenance_shmem_startup();	/* before hwm.c reads its line of idgen_hwm */
+	provenance_shmem_startup();	/* before hwm_load.c reads its line of idgen_hwm */
 	hwm_shmem_startup();
 	clone_shmem_startup();
 	horizon_shmem_startup();

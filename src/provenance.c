@@ -42,6 +42,7 @@
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -86,12 +87,31 @@ provenance_shmem_request(void)
 	RequestNamedLWLockTranche("idgen provenance", 1);
 }
 
-/* Before hwm.c loads the file, whose systems line comes here. */
+static bool provenance_load_line(const char *line);
+static void provenance_write_line(StringInfo buf);
+static bool provenance_settle(bool file_found);
+
+/*
+ * The systems line of idgen_hwm is ours; hwm_load.c reads and writes the
+ * file and hands the line here, without knowing this module: provenance.c
+ * calls the marks (hwm_raise_all), never the other way round.
+ */
+static const HwmFileClient provenance_client = {
+	.load_line = provenance_load_line,
+	.write_line = provenance_write_line,
+	.settle = provenance_settle,
+};
+
+/*
+ * Before hwm_load.c loads the file, whose systems line comes here; in every
+ * process, as hwm_load.c writes the file in backends too.
+ */
 void
 provenance_shmem_startup(void)
 {
 	bool		found;
 
+	hwm_set_file_client(&provenance_client);
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	prov = ShmemInitStruct("idgen provenance", MAXALIGN(sizeof(ProvenanceShared)), &found);
 	if (!found)
@@ -127,7 +147,7 @@ provenance_add(uint64 system)
  * A comment line of idgen_hwm: "# systems <id>..." (or "# systems -", marks
  * lost) is ours; other comments are not.  False when ours is malformed.
  */
-bool
+static bool
 provenance_load_line(const char *line)
 {
 	const char *p = line + strlen(PROVENANCE_LINE);
@@ -156,8 +176,8 @@ provenance_load_line(const char *line)
 	return true;
 }
 
-/* The line, for hwm_file.c writing the file under its lock. */
-void
+/* The line, for hwm_load.c writing the file under its lock. */
+static void
 provenance_write_line(StringInfo buf)
 {
 	LWLockAcquire(prov->lock, LW_SHARED);
@@ -177,7 +197,7 @@ provenance_write_line(StringInfo buf)
  * without the line (before 1.5) covers this cluster.  The marks cover this
  * cluster from now on unless they were lost.
  */
-bool
+static bool
 provenance_settle(bool file_found)
 {
 	uint64		self = GetSystemIdentifier();

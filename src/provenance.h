@@ -7,16 +7,9 @@
 #ifndef IDGEN_PROVENANCE_H
 #define IDGEN_PROVENANCE_H
 
-#include "lib/stringinfo.h"
-
 extern void provenance_shmem_request(void);
+/* before hwm_shmem_startup(): registers its line of idgen_hwm with hwm.c */
 extern void provenance_shmem_startup(void);
-
-/* hwm_file.c: its line of idgen_hwm, read and written with the marks */
-extern bool provenance_load_line(const char *line);
-extern void provenance_write_line(StringInfo buf);
-/* hwm.c, once the file is loaded: true when the file must be rewritten */
-extern bool provenance_settle(bool file_found);
 
 /* generator.c, before a backend first generates */
 extern void provenance_require(void);

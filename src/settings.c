@@ -162,17 +162,10 @@ check_node_id_source(const char *node_id)
 						 false);
 }
 
-/* Settings fixed at server start: only definable while preloading. */
+/* The settings of the layout and its node id, and the table of marks. */
 static void
-define_postmaster_settings(void)
+define_node_settings(void)
 {
-	char	   *node_id = configured_value("idgen.node_id");
-	char	   *node_bits = configured_value("idgen.node_bits");
-	char	   *epoch = configured_value("idgen.epoch");
-	char	   *max_marks = configured_value("idgen.max_marks");
-	char	   *registry = configured_value("idgen.node_registry");
-	char	   *lease_s = configured_value("idgen.node_lease_s");
-
 	DefineCustomIntVariable("idgen.node_id",
 							"Node id of this server, different on every server that generates IDs.",
 							NULL,
@@ -201,6 +194,12 @@ define_postmaster_settings(void)
 							SETTINGS_DEFAULT_MAX_MARKS, SETTINGS_MIN_MAX_MARKS, SETTINGS_MAX_MAX_MARKS,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
+}
+
+/* The settings of node id leases (lease.c). */
+static void
+define_lease_settings(void)
+{
 	DefineCustomStringVariable("idgen.node_registry",
 							   "Connection string of the registry database this server leases its node id from; empty: none.",
 							   "Set it instead of idgen.node_id on every server that leases.",
@@ -222,6 +221,21 @@ define_postmaster_settings(void)
 							   "",
 							   PGC_POSTMASTER, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
 							   NULL, NULL, NULL);
+}
+
+/* Settings fixed at server start: only definable while preloading. */
+static void
+define_postmaster_settings(void)
+{
+	char	   *node_id = configured_value("idgen.node_id");
+	char	   *node_bits = configured_value("idgen.node_bits");
+	char	   *epoch = configured_value("idgen.epoch");
+	char	   *max_marks = configured_value("idgen.max_marks");
+	char	   *registry = configured_value("idgen.node_registry");
+	char	   *lease_s = configured_value("idgen.node_lease_s");
+
+	define_node_settings();
+	define_lease_settings();
 
 	check_configured_value("idgen.node_bits", node_bits, true);
 	check_configured_value("idgen.epoch", epoch, true);
