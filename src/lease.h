@@ -3,7 +3,8 @@
  *		Node ids leased from a registry database (idgen.node_registry): the
  *		lease as shared memory publishes it, what backends check before they
  *		generate and where a tick starts, and the "idgen node lease" worker
- *		that acquires and renews it (lease_worker.c).
+ *		that acquires and renews it (lease_worker.c, which talks to the
+ *		registry through lease_conn.c).
  */
 #ifndef IDGEN_LEASE_H
 #define IDGEN_LEASE_H
