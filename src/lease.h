@@ -47,6 +47,7 @@ extern LeaseShared *lease;
 extern bool lease_on;
 extern bool lease_fence_off;	/* idgen.lease_test_unsafe = fence */
 extern bool lease_ceiling_off;	/* idgen.lease_test_unsafe = ceiling */
+extern bool lease_floor_off;	/* idgen.lease_test_unsafe = floor */
 
 extern void lease_configure(void);
 extern void lease_shmem_request(void);

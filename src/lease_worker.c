@@ -8,7 +8,8 @@
  * Acquiring: the registry function idgen_lease_acquire() hands out a node
  * id that no live lease holds and returns the mark its previous holders
  * reported; the worker raises this server's marks of the node id above
- * that mark (durably, in idgen_hwm and WAL), keeps the new holder token in
+ * that mark and above its own marks of every node id (durably, in
+ * idgen_hwm and WAL), keeps the new holder token in
  * $PGDATA/idgen_lease, and only then renews and publishes the lease.
  *
  * Renewing: idgen_lease_renew() takes the token and a mark above every tick
@@ -234,6 +235,51 @@ lease_renew(void)
 }
 
 /*
+ * The highest mark this server has of any node id: every ID it made, under
+ * whichever node id, lies below it.  -1 when the marks are unreadable.
+ */
+static int64
+lease_own_highest(void)
+{
+	int64		high = 0;
+
+	for (int node = 0; node < (1 << idgen_node_bits); node++)
+	{
+		int64		h = hwm_node_highest(node, idgen_node_bits);
+
+		if (h < 0)
+			return -1;
+		high = Max(high, h);
+	}
+	return high;
+}
+
+/*
+ * Makes IDs under a newly acquired node id start above the mark of its
+ * previous holders, so that they never repeat theirs, and above every
+ * mark this server has of any node id: a server whose node id changed (a
+ * promoted standby, a server that lost its lease) continues above every
+ * ID it made, so that an outbox cursor over its rows (idgen_horizon())
+ * never has to go back.  Durable before any backend generates under it.
+ */
+static void
+lease_start(int64 previous_mark)
+{
+	int64		own = lease_floor_off ? -1 : lease_own_highest();
+	int64		start = Max(previous_mark, own);
+
+	hwm_raise_node_floor(me.node_id, idgen_node_bits, start);
+	ereport(LOG,
+			(errmsg("idgen: leased node id %d from registry \"%s\"", me.node_id,
+					lease_registry_display()),
+			 own > previous_mark ?
+			 errdetail("IDs start after %s, the highest mark of this server's IDs.",
+					   timestamptz_to_str(clock_ms_to_timestamptz(start))) :
+			 errdetail("IDs start after %s, the mark of its previous holders.",
+					   timestamptz_to_str(clock_ms_to_timestamptz(start)))));
+}
+
+/*
  * Acquires a node id: the registry's, then this server's marks of it above
  * its previous holders', then the first renewal.
  */
@@ -267,7 +313,7 @@ lease_acquire(void)
 	PQclear(r);
 	/* the marks hwm.c keeps free room for are this node id's */
 	idgen_node_id = me.node_id;
-	hwm_raise_node_floor(me.node_id, idgen_node_bits, previous_mark);
+	lease_start(previous_mark);
 	/*
 	 * Only now: a worker restarted in this server run renews the lease the
 	 * file names without raising the marks again.
@@ -277,11 +323,6 @@ lease_acquire(void)
 	lease->acquired_at = GetCurrentTimestamp();
 	lease->previous_mark_ms = previous_mark;
 	SpinLockRelease(&lease->mutex);
-	ereport(LOG,
-			(errmsg("idgen: leased node id %d from registry \"%s\"", me.node_id,
-					lease_registry_display()),
-			 errdetail("IDs start after %s, the mark of its previous holders.",
-					   timestamptz_to_str(clock_ms_to_timestamptz(previous_mark)))));
 	(void) lease_renew();
 }
 
