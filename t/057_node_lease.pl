@@ -124,6 +124,14 @@ is($ret, 0, 'a generates') or diag($err);
 burst_into($b, 'ids', 20000);
 is(node_of($a, 'ids'), $na, "a's IDs carry its node id");
 is(node_of($b, 'ids'), $nb, "b's IDs carry its node id");
+is($a->safe_psql('postgres',
+		"SELECT node_id, source, registry ~ 'dbname=postgres', valid_until > now() FROM idgen_node_info()"),
+	"$na|lease|t|t", 'idgen_node_info() reports the leased node id, its registry and until when');
+$a->safe_psql('postgres', 'CREATE EXTENSION dblink');
+my $check_ab = "ARRAY['" . conninfo($a) . "', '" . conninfo($b) . "']";
+is($a->safe_psql('postgres',
+		"SELECT string_agg(concat_ws('|', node_id, source, registry ~ 'dbname=postgres', valid_until > now(), problem), ',' ORDER BY node_id) FROM idgen_check_nodes($check_ab)"),
+	'0|lease|t|t,1|lease|t|t', 'idgen_check_nodes() reports both leased node ids, without a problem');
 
 # --- a restart keeps the id, and starts after the IDs it made
 $a->restart;
@@ -151,6 +159,9 @@ like($err, qr/\Q${\ $a->data_dir }\E.*\Q${\ $b->data_dir }\E|\Q${\ $b->data_dir 
 	'and lists the holders');
 is($clone->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'acquiring',
 	'idgen_node_lease shows the clone without a lease');
+like($a->safe_psql('postgres', "SELECT problem FROM idgen_check_nodes(ARRAY['" . conninfo($clone) . "'])"),
+	qr/idgen holds no node id lease from registry "host=\S+ port=\d+ dbname=postgres" \(acquiring\): .*are leased/,
+	'idgen_check_nodes() says the clone holds no lease, and why');
 $clone->stop;
 
 # Control: the same clone with its source's node id set by hand makes the
