@@ -4,7 +4,7 @@
  *		lease as shared memory publishes it, what backends check before they
  *		generate and where a tick starts, and the "idgen node lease" worker
  *		that acquires and renews it (lease_worker.c, which talks to the
- *		registry through lease_conn.c).
+ *		registry through lease_conn.c and keeps its token in lease_token.c).
  */
 #ifndef IDGEN_LEASE_H
 #define IDGEN_LEASE_H

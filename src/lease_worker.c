@@ -24,10 +24,10 @@
  * reports this server's highest mark of the node id, so that a restart,
  * which gets the node id back with the token, starts near the clock.
  *
- * The token file also names the postmaster (pid and start time) that
- * acquired the lease: a worker restarted within the same server run
- * (after it or a backend crashed) renews the lease it finds there, while a
- * copy of the data directory, started by another postmaster, must acquire.
+ * The token file (lease_token.c) also names the postmaster that acquired
+ * the lease: a worker restarted within the same server run (after it or a
+ * backend crashed) renews the lease it finds there, while a copy of the
+ * data directory, started by another postmaster, must acquire.
  *
  * The conversation with the registry is lease_conn.c's: every libpq call
  * waits on the latch with a deadline, so a registry that hangs never keeps
@@ -44,7 +44,6 @@
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "postmaster/postmaster.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
@@ -53,14 +52,12 @@
 #include "utils/timestamp.h"
 
 #include "clock.h"
-#include "durable.h"
 #include "hwm.h"
 #include "lease.h"
 #include "lease_conn.h"
+#include "lease_token.h"
 #include "settings.h"
 
-#define LEASE_FILE		"idgen_lease"
-#define LEASE_FILE_TMP	"idgen_lease.tmp"
 /* How long to wait before trying the registry again. */
 #define LEASE_RETRY_MS	1000
 /* The longest tick a layout may have (layout.c): a tick must end below the ceiling. */
@@ -115,52 +112,6 @@ lease_fence_now(void)
 {
 	pg_atomic_write_u64(&lease->valid_until_us, 0);
 	pg_memory_barrier();
-}
-
-/* ---- the token file ---- */
-
-static void
-lease_file_write(void)
-{
-	char	   *data = psprintf("%s %d %d " INT64_FORMAT "\n", me.token, me.node_id,
-								(int) PostmasterPid, (int64) PgStartTime);
-
-	durable_replace_file(LEASE_FILE, LEASE_FILE_TMP, data, strlen(data));
-}
-
-/*
- * Reads the token; returns the node id when this server run acquired it
- * (the same postmaster), else -1.
- */
-static int
-lease_file_read(void)
-{
-	FILE	   *f = AllocateFile(LEASE_FILE, "r");
-	char		token[64];
-	int			node;
-	int			pid;
-	int64		started;
-	int			n;
-
-	me.token[0] = '\0';
-	if (f == NULL)
-		return -1;
-	n = fscanf(f, "%63s %d %d " INT64_FORMAT, token, &node, &pid, &started);
-	FreeFile(f);
-	if (n < 1)
-		return -1;
-	/* the registry would refuse every acquire that passes a token not a UUID */
-	if (strlen(token) != 36 || strspn(token, "0123456789abcdefABCDEF-") != 36)
-	{
-		ereport(LOG,
-				(errmsg("idgen: ignoring the unreadable node id lease token in file \"%s\"", LEASE_FILE),
-				 errdetail("This server leases a node id as a new holder.")));
-		return -1;
-	}
-	strlcpy(me.token, token, sizeof(me.token));
-	if (n == 4 && pid == (int) PostmasterPid && started == (int64) PgStartTime)
-		return node;
-	return -1;
 }
 
 /* ---- the protocol ---- */
@@ -318,7 +269,7 @@ lease_acquire(void)
 	 * Only now: a worker restarted in this server run renews the lease the
 	 * file names without raising the marks again.
 	 */
-	lease_file_write();
+	lease_token_write(me.token, me.node_id);
 	SpinLockAcquire(&lease->mutex);
 	lease->acquired_at = GetCurrentTimestamp();
 	lease->previous_mark_ms = previous_mark;
@@ -392,7 +343,7 @@ lease_worker_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	cxt = AllocSetContextCreate(TopMemoryContext, "idgen node lease", ALLOCSET_DEFAULT_SIZES);
 	lease_identity();
-	me.node_id = lease_file_read();
+	me.node_id = lease_token_read(me.token, sizeof(me.token));
 	if (me.node_id >= 0)
 	{
 		/* restarted within the server run that acquired it: renew it */
