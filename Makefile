@@ -30,6 +30,8 @@ OBJS = \
 	src/layout_table.o \
 	src/layouts_view.o \
 	src/lease.o \
+	src/lease_conn.o \
+	src/lease_token.o \
 	src/lease_worker.o \
 	src/next.o \
 	src/objectid.o \
@@ -67,7 +69,7 @@ ISOLATION_OPTS = --inputdir=test --temp-instance=./tmp_check_iso --temp-config=t
 # default) adds the tests of real clients and other systems, and the slow ones.
 TAP_TESTS = 1
 
-# Node id leases (src/lease_worker.c) talk to the registry with libpq, as
+# Node id leases (src/lease_conn.c) talk to the registry with libpq, as
 # contrib/dblink and postgres_fdw do.
 PG_CPPFLAGS += -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)

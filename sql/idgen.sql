@@ -801,54 +801,19 @@ COMMENT ON FUNCTION idgen_resume_after(timestamptz) IS
 -- Several servers: node ids, layouts, adopting sequences
 -- ---------------------------------------------------------------------------
 
--- What tells this server's IDs apart from other servers', to compare
--- servers: node_id is NULL when the server cannot generate, because idgen is
--- not preloaded or idgen.node_id is unset or was rejected (it keeps the
--- default 0, source "default" in pg_settings): so it is neither taken for
--- node 0 nor seen to clash with it.  node_bits and epoch must be equal on
--- every server; a primary and its physical standbys share
--- system_identifier, and started_at tells two running instances of one
--- cluster apart.
-CREATE FUNCTION idgen_node_info(
-	OUT node_id int, OUT node_bits int, OUT epoch date,
-	OUT system_identifier bigint, OUT in_recovery bool, OUT started_at timestamptz)
-RETURNS record
-LANGUAGE sql VOLATILE PARALLEL SAFE
+-- What a server says about itself, as one JSON text: the one reading of
+-- idgen's settings, which idgen_node_info() runs on this server and
+-- idgen_check_nodes() sends to others, which need not have the extension
+-- created.  layouts: an SQL expression for its layouts, or NULL.  The start
+-- time goes as a number, so that no DateStyle can change it; idgen_schema
+-- names the schema of an idgen with node id leases (1.5 and later), whose
+-- view idgen_node_lease says where a leased node id came from.
+CREATE FUNCTION idgen_node_probe(layouts text DEFAULT 'NULL')
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-AS $$
-SELECT (SELECT s.setting::int FROM pg_settings s
-		WHERE s.name = 'idgen.node_id' AND s.context = 'postmaster' AND s.source <> 'default'),
-	   (SELECT s.setting::int FROM pg_settings s
-		WHERE s.name = 'idgen.node_bits' AND s.context = 'postmaster'),
-	   (SELECT s.setting::date FROM pg_settings s
-		WHERE s.name = 'idgen.epoch' AND s.context = 'postmaster'),
-	   c.system_identifier, pg_is_in_recovery(), pg_postmaster_start_time()
-FROM pg_control_system() c
-$$;
-
-COMMENT ON FUNCTION idgen_node_info() IS
-'this server''s idgen node id (NULL when unset or rejected) and layout, and what identifies the server';
-
--- Connects to every listed server through dblink and flags what can make
--- two of them issue the same ID: a node id used twice, a different layout,
--- a server that cannot generate or cannot be reached.  dblink is not a
--- dependency of idgen: only this function needs it, so it looks for it when
--- called.  Without a list, on a Citus coordinator, it asks every node of
--- pg_dist_node through Citus's connections (no dblink), and there also
--- compares the layouts of idgen_layout with the coordinator's.  Servers with
--- no node id are flagged, and never counted as node 0.
-CREATE FUNCTION idgen_check_nodes(conninfos text[] DEFAULT NULL,
-	OUT conninfo text, OUT node_id int, OUT node_bits int, OUT epoch date,
-	OUT system_identifier bigint, OUT in_recovery bool, OUT problem text)
-RETURNS SETOF record
-LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	-- What a server says about itself, as one JSON text, from servers that
-	-- need not have the extension created (%s: its layouts, or NULL); the
-	-- start time goes as a number, so that no DateStyle can change it.
-	probe constant text := $q$
+AS $f$
+SELECT format($q$
 		SELECT pg_catalog.json_build_object(
 			'preloaded', EXISTS (SELECT FROM pg_catalog.pg_settings s
 					WHERE s.name = 'idgen.node_bits' AND s.context = 'postmaster'),
@@ -859,22 +824,100 @@ DECLARE
 					WHERE s.name = 'idgen.node_bits' AND s.context = 'postmaster'),
 			'epoch', (SELECT s.setting FROM pg_catalog.pg_settings s
 					WHERE s.name = 'idgen.epoch' AND s.context = 'postmaster'),
+			'idgen_schema', (SELECT n.nspname FROM pg_catalog.pg_extension e
+					JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+					WHERE e.extname OPERATOR(pg_catalog.=) 'idgen'
+					AND e.extversion OPERATOR(pg_catalog.<>) ALL ('{1.0,1.1,1.2,1.3,1.4}'::pg_catalog.text[])),
 			'system_identifier', c.system_identifier,
 			'in_recovery', pg_catalog.pg_is_in_recovery(),
 			'started', EXTRACT(epoch FROM pg_catalog.pg_postmaster_start_time())::text,
 			'layouts', %s)::text
-		FROM pg_catalog.pg_control_system() c$q$;
+		FROM pg_catalog.pg_control_system() c$q$, layouts)
+$f$;
+
+COMMENT ON FUNCTION idgen_node_probe(text) IS
+'the query that idgen_node_info() and idgen_check_nodes() run on each server: its idgen settings and identity as JSON text, from servers that need not have the extension created';
+
+-- What tells this server's IDs apart from other servers', to compare
+-- servers: node_id is NULL when the server cannot generate, because idgen is
+-- not preloaded or idgen.node_id is unset or was rejected (it keeps the
+-- default 0, source "default" in pg_settings), or, leased, no lease is held:
+-- so it is neither taken for node 0 nor seen to clash with it.  source,
+-- registry and valid_until are idgen_node_lease's.  node_bits and epoch
+-- must be equal on every server; a primary and its physical standbys share
+-- system_identifier, and started_at tells two running instances of one
+-- cluster apart.
+CREATE FUNCTION idgen_node_info(
+	OUT node_id int, OUT node_bits int, OUT epoch date,
+	OUT system_identifier bigint, OUT in_recovery bool, OUT started_at timestamptz,
+	OUT source text, OUT registry text, OUT valid_until timestamptz)
+RETURNS record
+LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	j jsonb;
+	l record;
+BEGIN
+	EXECUTE @extschema@.idgen_node_probe() INTO j;
+	node_id := (j->>'node_id')::int;
+	node_bits := (j->>'node_bits')::int;
+	epoch := (j->>'epoch')::date;
+	system_identifier := (j->>'system_identifier')::bigint;
+	in_recovery := pg_is_in_recovery();
+	started_at := pg_postmaster_start_time();
+	source := 'setting';
+	IF (j->>'preloaded')::bool THEN
+		SELECT * INTO l FROM @extschema@.idgen_node_lease;
+		IF l.source = 'lease' THEN
+			-- a lost lease's node id is no longer this server's
+			source := 'lease';
+			node_id := CASE WHEN l.state <> 'lost' THEN l.node_id END;
+			registry := l.registry;
+			valid_until := l.valid_until;
+		END IF;
+	END IF;
+	RETURN;
+END
+$$;
+
+COMMENT ON FUNCTION idgen_node_info() IS
+'this server''s idgen node id (NULL when unset, rejected, or not leased), where it comes from (the setting idgen.node_id, or a lease of idgen.node_registry, and until when), its layout, and what identifies the server';
+
+-- Connects to every listed server through dblink and flags what can make
+-- two of them issue the same ID: a node id used twice, a different layout,
+-- a server that cannot generate or cannot be reached.  dblink is not a
+-- dependency of idgen: only this function needs it, so it looks for it when
+-- called.  Without a list, on a Citus coordinator, it asks every node of
+-- pg_dist_node through Citus's connections (no dblink), and there also
+-- compares the layouts of idgen_layout with the coordinator's.  Servers with
+-- no node id are flagged, and never counted as node 0.  A server that
+-- leases its node id (idgen 1.5 and later in the database reached) reports
+-- the lease's, as idgen_node_info() does.
+CREATE FUNCTION idgen_check_nodes(conninfos text[] DEFAULT NULL,
+	OUT conninfo text, OUT node_id int, OUT node_bits int, OUT epoch date,
+	OUT system_identifier bigint, OUT in_recovery bool, OUT problem text,
+	OUT source text, OUT registry text, OUT valid_until timestamptz)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
 	-- Layouts by name, with times as numbers so that no TimeZone changes them.
 	layouts_query constant text := $q$
 		(SELECT COALESCE(pg_catalog.jsonb_object_agg(l.name, pg_catalog.jsonb_build_object(
 				'epoch', EXTRACT(epoch FROM l.epoch), 'fields', l.fields, 'widths', l.widths,
 				'time_unit', EXTRACT(epoch FROM l.time_unit), 'radix', l.radix)), '{}')
 		 FROM %s.idgen_layout l)$q$;
+	-- Where a server's node id comes from, as JSON text.
+	lease_query constant text := 'SELECT pg_catalog.row_to_json(l)::text FROM %I.idgen_node_lease l';
 	citus bool := conninfos IS NULL;
 	dblink_schema name;
 	names text[];
 	reports jsonb[];
+	leases jsonb[];
 	n int;
+	pos int;
 	nodes int[];
 	bits int[];
 	epochs date[];
@@ -907,11 +950,13 @@ BEGIN
 		names[1] := coalesce((SELECT format('%s:%s', d.nodename, d.nodeport) FROM pg_dist_node d
 							  WHERE d.groupid = 0 AND d.noderole = 'primary' LIMIT 1),
 							 'coordinator');
-		EXECUTE format(probe, format(layouts_query, '@extschema@')) INTO j;
+		EXECUTE @extschema@.idgen_node_probe(format(layouts_query, '@extschema@')) INTO j;
 		reports[1] := j;
+		EXECUTE format(lease_query, '@extschema@') INTO j;
+		leases[1] := j;
 		FOR r IN SELECT w.nodename, w.nodeport, w.success, w.result
 				 FROM pg_catalog.run_command_on_workers(
-					format(probe, format(layouts_query, '@extschema@'))) w
+					@extschema@.idgen_node_probe(format(layouts_query, '@extschema@'))) w
 				 ORDER BY w.nodename, w.nodeport LOOP
 			n := array_length(names, 1) + 1;
 			names[n] := format('%s:%s', r.nodename, r.nodeport);
@@ -919,6 +964,16 @@ BEGIN
 				reports[n] := r.result::jsonb;
 			ELSE
 				problems[n] := 'could not check this server: ' || r.result;
+			END IF;
+		END LOOP;
+		-- Citus creates idgen in the same schema on every node; a worker
+		-- whose idgen predates leases sets its node id by hand.
+		FOR r IN SELECT w.nodename, w.nodeport, w.result
+				 FROM pg_catalog.run_command_on_workers(format(lease_query, '@extschema@')) w
+				 WHERE w.success LOOP
+			pos := array_position(names, format('%s:%s', r.nodename, r.nodeport));
+			IF pos IS NOT NULL THEN
+				leases[pos] := r.result::jsonb;
 			END IF;
 		END LOOP;
 	ELSE
@@ -935,8 +990,13 @@ BEGIN
 		FOR i IN 1 .. coalesce(array_length(conninfos, 1), 0) LOOP
 			BEGIN
 				EXECUTE format('SELECT t.j FROM %I.dblink($1, $2) AS t(j jsonb)', dblink_schema)
-					INTO STRICT j USING conninfos[i], format(probe, 'NULL');
+					INTO STRICT j USING conninfos[i], @extschema@.idgen_node_probe();
 				reports[i] := j;
+				IF j->>'idgen_schema' IS NOT NULL THEN
+					EXECUTE format('SELECT t.j FROM %I.dblink($1, $2) AS t(j jsonb)', dblink_schema)
+						INTO STRICT j USING conninfos[i], format(lease_query, j->>'idgen_schema');
+					leases[i] := j;
+				END IF;
 			EXCEPTION WHEN OTHERS THEN
 				GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
 				problems[i] := 'could not check this server: ' || msg ||
@@ -956,8 +1016,19 @@ BEGIN
 		sysids[i] := (j->>'system_identifier')::bigint;
 		standby[i] := (j->>'in_recovery')::bool;
 		started[i] := (j->>'started')::numeric;
+		IF leases[i]->>'source' = 'lease' THEN
+			-- a lost lease's node id is no longer the server's
+			nodes[i] := CASE WHEN leases[i]->>'state' <> 'lost' THEN (leases[i]->>'node_id')::int END;
+		END IF;
 		IF NOT (j->>'preloaded')::bool THEN
 			problems[i] := 'idgen is not loaded via shared_preload_libraries, so this server cannot generate IDs';
+		ELSIF nodes[i] IS NULL AND leases[i]->>'source' = 'lease' THEN
+			-- a standby leases its node id once promoted
+			IF NOT standby[i] THEN
+				problems[i] := format('idgen holds no node id lease from registry "%s" (%s)%s, so this server cannot generate IDs',
+									  leases[i]->>'registry', leases[i]->>'state',
+									  coalesce(': ' || (leases[i]->>'last_error'), ''));
+			END IF;
 		ELSIF nodes[i] IS NULL THEN
 			problems[i] := 'idgen.node_id is not set, or its configured value was rejected (see the server log), so this server cannot generate IDs';
 		ELSIF nodes[i] >= (1 << bits[i]) THEN
@@ -1053,13 +1124,17 @@ BEGIN
 		system_identifier := sysids[i];
 		in_recovery := standby[i];
 		problem := problems[i];
+		source := CASE WHEN reports[i] IS NOT NULL
+				  THEN coalesce(leases[i]->>'source', 'setting') END;
+		registry := leases[i]->>'registry';
+		valid_until := (leases[i]->>'valid_until')::timestamptz;
 		RETURN NEXT;
 	END LOOP;
 END
 $$;
 
 COMMENT ON FUNCTION idgen_check_nodes(text[]) IS
-'idgen node id and layout of each listed server (through dblink), or of every node of the Citus cluster when called without a list, with what could make two of them issue the same ID';
+'idgen node id (set by hand or leased) and layout of each listed server (through dblink), or of every node of the Citus cluster when called without a list, with what could make two of them issue the same ID';
 
 -- Switches an integer key column from a sequence (serial, IDENTITY, a
 -- nextval() default, or pgEdge's snowflake.nextval()) to idgen_next(), in

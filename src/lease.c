@@ -43,6 +43,7 @@ LeaseShared *lease = NULL;
 bool		lease_on = false;
 bool		lease_fence_off = false;
 bool		lease_ceiling_off = false;
+bool		lease_floor_off = false;
 
 /* Where the registry is, without its password: set in _PG_init. */
 static char *registry_display = NULL;
@@ -104,11 +105,12 @@ lease_configure(void)
 	{
 		lease_fence_off = strstr(idgen_lease_test_unsafe, "fence") != NULL;
 		lease_ceiling_off = strstr(idgen_lease_test_unsafe, "ceiling") != NULL;
-		if (lease_fence_off || lease_ceiling_off)
+		lease_floor_off = strstr(idgen_lease_test_unsafe, "floor") != NULL;
+		if (lease_fence_off || lease_ceiling_off || lease_floor_off)
 			ereport(WARNING,
 					(errmsg("idgen: node id leases run without their %s, for tests",
 							idgen_lease_test_unsafe),
-					 errdetail("This server may repeat IDs another server makes."),
+					 errdetail("This server may repeat IDs another server makes, or start a node id below the IDs it made under another."),
 					 errhint("Remove %s from postgresql.conf.", "idgen.lease_test_unsafe")));
 	}
 	lease_worker_register();

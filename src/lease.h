@@ -3,7 +3,8 @@
  *		Node ids leased from a registry database (idgen.node_registry): the
  *		lease as shared memory publishes it, what backends check before they
  *		generate and where a tick starts, and the "idgen node lease" worker
- *		that acquires and renews it (lease_worker.c).
+ *		that acquires and renews it (lease_worker.c, which talks to the
+ *		registry through lease_conn.c and keeps its token in lease_token.c).
  */
 #ifndef IDGEN_LEASE_H
 #define IDGEN_LEASE_H
@@ -46,6 +47,7 @@ extern LeaseShared *lease;
 extern bool lease_on;
 extern bool lease_fence_off;	/* idgen.lease_test_unsafe = fence */
 extern bool lease_ceiling_off;	/* idgen.lease_test_unsafe = ceiling */
+extern bool lease_floor_off;	/* idgen.lease_test_unsafe = floor */
 
 extern void lease_configure(void);
 extern void lease_shmem_request(void);

@@ -8,7 +8,8 @@
  * Acquiring: the registry function idgen_lease_acquire() hands out a node
  * id that no live lease holds and returns the mark its previous holders
  * reported; the worker raises this server's marks of the node id above
- * that mark (durably, in idgen_hwm and WAL), keeps the new holder token in
+ * that mark and above its own marks of every node id (durably, in
+ * idgen_hwm and WAL), keeps the new holder token in
  * $PGDATA/idgen_lease, and only then renews and publishes the lease.
  *
  * Renewing: idgen_lease_renew() takes the token and a mark above every tick
@@ -23,27 +24,26 @@
  * reports this server's highest mark of the node id, so that a restart,
  * which gets the node id back with the token, starts near the clock.
  *
- * The token file also names the postmaster (pid and start time) that
- * acquired the lease: a worker restarted within the same server run
- * (after it or a backend crashed) renews the lease it finds there, while a
- * copy of the data directory, started by another postmaster, must acquire.
+ * The token file (lease_token.c) also names the postmaster that acquired
+ * the lease: a worker restarted within the same server run (after it or a
+ * backend crashed) renews the lease it finds there, while a copy of the
+ * data directory, started by another postmaster, must acquire.
  *
- * All libpq calls wait on the latch with a deadline, so a registry that
- * hangs never keeps the worker from shutting down; backends never wait
- * for the worker, as the fence runs out by itself.
+ * The conversation with the registry is lease_conn.c's: every libpq call
+ * waits on the latch with a deadline, so a registry that hangs never keeps
+ * the worker from shutting down; backends never wait for the worker, as
+ * the fence runs out by itself.
  */
 #include "postgres.h"
 
 #include <unistd.h>
 
 #include "access/xlog.h"
-#include "libpq-fe.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "postmaster/postmaster.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
@@ -52,13 +52,12 @@
 #include "utils/timestamp.h"
 
 #include "clock.h"
-#include "durable.h"
 #include "hwm.h"
 #include "lease.h"
+#include "lease_conn.h"
+#include "lease_token.h"
 #include "settings.h"
 
-#define LEASE_FILE		"idgen_lease"
-#define LEASE_FILE_TMP	"idgen_lease.tmp"
 /* How long to wait before trying the registry again. */
 #define LEASE_RETRY_MS	1000
 /* The longest tick a layout may have (layout.c): a tick must end below the ceiling. */
@@ -69,10 +68,8 @@ PGDLLEXPORT void lease_worker_main(Datum arg);
 /* The worker's own view of the lease. */
 typedef struct Holder
 {
-	PGconn	   *conn;
 	int			node_id;		/* -1: none */
 	char		token[64];		/* "" when none */
-	bool		path_set;		/* conn's search_path is idgen's schema */
 	bool		lost;
 	bool		held;			/* the last renewal succeeded */
 	int64		next_renew_us;	/* monotonic */
@@ -115,248 +112,6 @@ lease_fence_now(void)
 {
 	pg_atomic_write_u64(&lease->valid_until_us, 0);
 	pg_memory_barrier();
-}
-
-/* ---- libpq, waiting on the latch with a deadline ---- */
-
-/* Waits for the socket; false at the deadline or when shutting down. */
-static bool
-lease_wait_socket(PGconn *conn, int io_flag, int64 deadline_us)
-{
-	for (;;)
-	{
-		int64		left_ms = (deadline_us - lease_monotonic_us()) / 1000;
-		int			rc;
-
-		if (left_ms <= 0 || ShutdownRequestPending)
-			return false;
-		rc = WaitLatchOrSocket(MyLatch,
-							   WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | io_flag,
-							   PQsocket(conn), left_ms, PG_WAIT_EXTENSION);
-		if (rc & WL_LATCH_SET)
-			ResetLatch(MyLatch);
-		if (rc & io_flag)
-			return true;
-	}
-}
-
-static void
-lease_disconnect(void)
-{
-	if (me.conn != NULL)
-		PQfinish(me.conn);
-	me.conn = NULL;
-	me.path_set = false;
-}
-
-/* Connects to the registry unless connected; false with *err set. */
-static bool
-lease_connect(int64 deadline_us, char **err)
-{
-	const char *keys[] = {"application_name", "dbname", NULL};
-	const char *vals[] = {"idgen node lease", idgen_node_registry, NULL};
-	PostgresPollingStatusType status = PGRES_POLLING_WRITING;
-
-	if (me.conn != NULL && PQstatus(me.conn) == CONNECTION_OK)
-		return true;
-	lease_disconnect();
-	me.conn = PQconnectStartParams(keys, vals, 1);
-	if (me.conn == NULL || PQstatus(me.conn) == CONNECTION_BAD)
-		status = PGRES_POLLING_FAILED;
-	while (status != PGRES_POLLING_OK && status != PGRES_POLLING_FAILED)
-	{
-		int			io_flag = status == PGRES_POLLING_READING ?
-			WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
-
-		if (!lease_wait_socket(me.conn, io_flag, deadline_us))
-		{
-			*err = psprintf("Could not connect to the registry within %lld ms.",
-							(long long) lease_ms() / 3);
-			lease_disconnect();
-			return false;
-		}
-		status = PQconnectPoll(me.conn);
-	}
-	if (status == PGRES_POLLING_FAILED)
-	{
-		*err = psprintf("Could not connect to the registry: %s",
-						me.conn ? pchomp(PQerrorMessage(me.conn)) : "out of memory");
-		lease_disconnect();
-		return false;
-	}
-	return true;
-}
-
-/*
- * Runs a query with text parameters; the result, or NULL with *err set.
- * A failed call drops the connection, unless the registry answered with
- * an error (*sqlstate then says which).
- */
-static PGresult *
-lease_query(const char *sql, int nparams, const char *const *params, int64 deadline_us,
-			char **err, char *sqlstate)
-{
-	PGresult   *last = NULL;
-	PGresult   *r;
-
-	sqlstate[0] = '\0';
-	if (!PQsendQueryParams(me.conn, sql, nparams, NULL, params, NULL, NULL, 0))
-		goto broken;
-	while (PQflush(me.conn) == 1)
-		if (!lease_wait_socket(me.conn, WL_SOCKET_WRITEABLE, deadline_us))
-			goto timeout;
-	for (;;)
-	{
-		while (PQisBusy(me.conn))
-		{
-			if (!lease_wait_socket(me.conn, WL_SOCKET_READABLE, deadline_us))
-				goto timeout;
-			if (!PQconsumeInput(me.conn))
-				goto broken;
-		}
-		r = PQgetResult(me.conn);
-		if (r == NULL)
-			break;
-		if (last)
-			PQclear(last);
-		last = r;
-	}
-	if (last == NULL)
-		goto broken;
-	if (PQresultStatus(last) == PGRES_TUPLES_OK)
-		return last;
-	{
-		const char *state = PQresultErrorField(last, PG_DIAG_SQLSTATE);
-		const char *primary = PQresultErrorField(last, PG_DIAG_MESSAGE_PRIMARY);
-		const char *detail = PQresultErrorField(last, PG_DIAG_MESSAGE_DETAIL);
-
-		strlcpy(sqlstate, state ? state : "", 6);
-		*err = psprintf("The registry answered: %s.%s%s",
-						primary ? primary : pchomp(PQresultErrorMessage(last)),
-						detail ? " " : "", detail ? detail : "");
-		PQclear(last);
-		/* a lost connection reports no SQLSTATE, or class 08 */
-		if (sqlstate[0] == '\0' || strncmp(sqlstate, "08", 2) == 0)
-			lease_disconnect();
-		return NULL;
-	}
-timeout:
-	*err = psprintf("The registry did not answer within %lld ms.", (long long) lease_ms() / 3);
-	if (last)
-		PQclear(last);
-	lease_disconnect();
-	return NULL;
-broken:
-	*err = psprintf("The connection to the registry failed: %s", pchomp(PQerrorMessage(me.conn)));
-	if (last)
-		PQclear(last);
-	lease_disconnect();
-	return NULL;
-}
-
-/*
- * Makes the session find idgen's functions in the schema the registry
- * installed it in, and nowhere else: a function of the same name in a
- * schema earlier in the role's search_path must not answer for the
- * registry.  And it reads committed rows: under a default of REPEATABLE
- * READ, the functions' snapshot would predate the lock that orders them.
- * false with *err set.
- */
-static bool
-lease_set_search_path(int64 deadline_us, char **err, char *sqlstate)
-{
-	PGresult   *r;
-	bool		found;
-
-	r = lease_query("SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(n.nspname), false), "
-					"pg_catalog.set_config('default_transaction_isolation', 'read committed', false) "
-					"FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n "
-					"ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
-					"WHERE e.extname OPERATOR(pg_catalog.=) 'idgen'",
-					0, NULL, deadline_us, err, sqlstate);
-	if (r == NULL)
-	{
-		lease_disconnect();
-		return false;
-	}
-	found = PQntuples(r) == 1;
-	PQclear(r);
-	if (!found)
-	{
-		*err = pstrdup("The registry database does not have the extension idgen.");
-		lease_disconnect();
-	}
-	me.path_set = found;
-	return found;
-}
-
-/*
- * Runs a query on the registry, connecting first if need be; the result,
- * or NULL with *err set (lease_query).
- */
-static PGresult *
-lease_exec(const char *sql, int nparams, const char *const *params, int64 deadline_us,
-		   char **err, char *sqlstate)
-{
-	PGresult   *r;
-
-	sqlstate[0] = '\0';
-	if (!lease_connect(deadline_us, err))
-		return NULL;
-	if (!me.path_set && !lease_set_search_path(deadline_us, err, sqlstate))
-		return NULL;
-	r = lease_query(sql, nparams, params, deadline_us, err, sqlstate);
-	/* an idgen older than 1.5, or a schema the role cannot use */
-	if (r == NULL && strcmp(sqlstate, "42883") == 0)
-		*err = psprintf("%s Update idgen on the registry (ALTER EXTENSION idgen UPDATE), and grant the registry's role USAGE on idgen's schema there.",
-						*err);
-	return r;
-}
-
-/* ---- the token file ---- */
-
-static void
-lease_file_write(void)
-{
-	char	   *data = psprintf("%s %d %d " INT64_FORMAT "\n", me.token, me.node_id,
-								(int) PostmasterPid, (int64) PgStartTime);
-
-	durable_replace_file(LEASE_FILE, LEASE_FILE_TMP, data, strlen(data));
-}
-
-/*
- * Reads the token; returns the node id when this server run acquired it
- * (the same postmaster), else -1.
- */
-static int
-lease_file_read(void)
-{
-	FILE	   *f = AllocateFile(LEASE_FILE, "r");
-	char		token[64];
-	int			node;
-	int			pid;
-	int64		started;
-	int			n;
-
-	me.token[0] = '\0';
-	if (f == NULL)
-		return -1;
-	n = fscanf(f, "%63s %d %d " INT64_FORMAT, token, &node, &pid, &started);
-	FreeFile(f);
-	if (n < 1)
-		return -1;
-	/* the registry would refuse every acquire that passes a token not a UUID */
-	if (strlen(token) != 36 || strspn(token, "0123456789abcdefABCDEF-") != 36)
-	{
-		ereport(LOG,
-				(errmsg("idgen: ignoring the unreadable node id lease token in file \"%s\"", LEASE_FILE),
-				 errdetail("This server leases a node id as a new holder.")));
-		return -1;
-	}
-	strlcpy(me.token, token, sizeof(me.token));
-	if (n == 4 && pid == (int) PostmasterPid && started == (int64) PgStartTime)
-		return node;
-	return -1;
 }
 
 /* ---- the protocol ---- */
@@ -403,8 +158,8 @@ lease_renew(void)
 	snprintf(node, sizeof(node), "%d", me.node_id);
 	snprintf(lease_s, sizeof(lease_s), "%d", idgen_node_lease_s);
 	snprintf(mark, sizeof(mark), INT64_FORMAT, lease_report_mark());
-	r = lease_exec("SELECT idgen_lease_renew($1::integer, $2::uuid, $3::integer, $4::bigint)", 4, params,
-				   sent_us + lease_ms() * 1000 / 3, &err, sqlstate);
+	r = lease_conn_exec("SELECT idgen_lease_renew($1::integer, $2::uuid, $3::integer, $4::bigint)", 4, params,
+						sent_us + lease_ms() * 1000 / 3, &err, sqlstate);
 	if (r == NULL)
 	{
 		me.held = false;
@@ -431,6 +186,51 @@ lease_renew(void)
 }
 
 /*
+ * The highest mark this server has of any node id: every ID it made, under
+ * whichever node id, lies below it.  -1 when the marks are unreadable.
+ */
+static int64
+lease_own_highest(void)
+{
+	int64		high = 0;
+
+	for (int node = 0; node < (1 << idgen_node_bits); node++)
+	{
+		int64		h = hwm_node_highest(node, idgen_node_bits);
+
+		if (h < 0)
+			return -1;
+		high = Max(high, h);
+	}
+	return high;
+}
+
+/*
+ * Makes IDs under a newly acquired node id start above the mark of its
+ * previous holders, so that they never repeat theirs, and above every
+ * mark this server has of any node id: a server whose node id changed (a
+ * promoted standby, a server that lost its lease) continues above every
+ * ID it made, so that an outbox cursor over its rows (idgen_horizon())
+ * never has to go back.  Durable before any backend generates under it.
+ */
+static void
+lease_start(int64 previous_mark)
+{
+	int64		own = lease_floor_off ? -1 : lease_own_highest();
+	int64		start = Max(previous_mark, own);
+
+	hwm_raise_node_floor(me.node_id, idgen_node_bits, start);
+	ereport(LOG,
+			(errmsg("idgen: leased node id %d from registry \"%s\"", me.node_id,
+					lease_registry_display()),
+			 own > previous_mark ?
+			 errdetail("IDs start after %s, the highest mark of this server's IDs.",
+					   timestamptz_to_str(clock_ms_to_timestamptz(start))) :
+			 errdetail("IDs start after %s, the mark of its previous holders.",
+					   timestamptz_to_str(clock_ms_to_timestamptz(start)))));
+}
+
+/*
  * Acquires a node id: the registry's, then this server's marks of it above
  * its previous holders', then the first renewal.
  */
@@ -451,8 +251,8 @@ lease_acquire(void)
 	snprintf(bits, sizeof(bits), "%d", idgen_node_bits);
 	snprintf(sysid, sizeof(sysid), INT64_FORMAT, (int64) GetSystemIdentifier());
 	snprintf(lease_s, sizeof(lease_s), "%d", idgen_node_lease_s);
-	r = lease_exec("SELECT node_id, new_token, previous_mark_ms FROM idgen_lease_acquire($1::integer, $2::text, $3::bigint, $4::uuid, $5::integer)",
-				   5, params, lease_monotonic_us() + lease_ms() * 1000 / 3, &err, sqlstate);
+	r = lease_conn_exec("SELECT node_id, new_token, previous_mark_ms FROM idgen_lease_acquire($1::integer, $2::text, $3::bigint, $4::uuid, $5::integer)",
+						5, params, lease_monotonic_us() + lease_ms() * 1000 / 3, &err, sqlstate);
 	if (r == NULL)
 	{
 		lease_publish(LEASE_ACQUIRING, err);
@@ -464,21 +264,16 @@ lease_acquire(void)
 	PQclear(r);
 	/* the marks hwm.c keeps free room for are this node id's */
 	idgen_node_id = me.node_id;
-	hwm_raise_node_floor(me.node_id, idgen_node_bits, previous_mark);
+	lease_start(previous_mark);
 	/*
 	 * Only now: a worker restarted in this server run renews the lease the
 	 * file names without raising the marks again.
 	 */
-	lease_file_write();
+	lease_token_write(me.token, me.node_id);
 	SpinLockAcquire(&lease->mutex);
 	lease->acquired_at = GetCurrentTimestamp();
 	lease->previous_mark_ms = previous_mark;
 	SpinLockRelease(&lease->mutex);
-	ereport(LOG,
-			(errmsg("idgen: leased node id %d from registry \"%s\"", me.node_id,
-					lease_registry_display()),
-			 errdetail("IDs start after %s, the mark of its previous holders.",
-					   timestamptz_to_str(clock_ms_to_timestamptz(previous_mark)))));
 	(void) lease_renew();
 }
 
@@ -517,8 +312,8 @@ lease_release(void)
 	snprintf(mark, sizeof(mark), INT64_FORMAT, highest);
 	/* ShutdownRequestPending would end the wait at once */
 	ShutdownRequestPending = false;
-	r = lease_exec("SELECT idgen_lease_release($1::integer, $2::uuid, $3::bigint)", 3, params,
-				   lease_monotonic_us() + 2000000, &err, sqlstate);
+	r = lease_conn_exec("SELECT idgen_lease_release($1::integer, $2::uuid, $3::bigint)", 3, params,
+						lease_monotonic_us() + 2000000, &err, sqlstate);
 	if (r != NULL)
 		PQclear(r);
 	else
@@ -548,7 +343,7 @@ lease_worker_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	cxt = AllocSetContextCreate(TopMemoryContext, "idgen node lease", ALLOCSET_DEFAULT_SIZES);
 	lease_identity();
-	me.node_id = lease_file_read();
+	me.node_id = lease_token_read(me.token, sizeof(me.token));
 	if (me.node_id >= 0)
 	{
 		/* restarted within the server run that acquired it: renew it */
@@ -581,7 +376,7 @@ lease_worker_main(Datum arg)
 	}
 	MemoryContextSwitchTo(cxt);
 	lease_release();
-	lease_disconnect();
+	lease_conn_close();
 	proc_exit(0);
 }
 

@@ -5,12 +5,15 @@
 # nothing under it, a holder whose lease worker alone is frozen stops
 # before its id changes hands, a registry outage stops holders only once
 # their leases run out, and a standby promoted while its primary lives
-# waits for a free id.  Every ID all servers made is distinct.  The
+# waits for a free id, and one that takes another id starts it above the
+# IDs it replicated.  Every ID all servers made is distinct.  The
 # controls: the clone with its source's node id set by hand, and the
 # frozen holder with the fence and the ceiling disabled
 # (idgen.lease_test_unsafe), repeat the other server's IDs; with
 # only one of the two disabled, the other still refuses; without the fence,
-# a holder whose worker is frozen generates after its id changed hands.
+# a holder whose worker is frozen generates after its id changed hands;
+# without the floor of its own marks, the promoted standby's IDs start
+# below those it replicated.
 use strict;
 use warnings;
 use FindBin;
@@ -121,6 +124,14 @@ is($ret, 0, 'a generates') or diag($err);
 burst_into($b, 'ids', 20000);
 is(node_of($a, 'ids'), $na, "a's IDs carry its node id");
 is(node_of($b, 'ids'), $nb, "b's IDs carry its node id");
+is($a->safe_psql('postgres',
+		"SELECT node_id, source, registry ~ 'dbname=postgres', valid_until > now() FROM idgen_node_info()"),
+	"$na|lease|t|t", 'idgen_node_info() reports the leased node id, its registry and until when');
+$a->safe_psql('postgres', 'CREATE EXTENSION dblink');
+my $check_ab = "ARRAY['" . conninfo($a) . "', '" . conninfo($b) . "']";
+is($a->safe_psql('postgres',
+		"SELECT string_agg(concat_ws('|', node_id, source, registry ~ 'dbname=postgres', valid_until > now(), problem), ',' ORDER BY node_id) FROM idgen_check_nodes($check_ab)"),
+	'0|lease|t|t,1|lease|t|t', 'idgen_check_nodes() reports both leased node ids, without a problem');
 
 # --- a restart keeps the id, and starts after the IDs it made
 $a->restart;
@@ -148,6 +159,9 @@ like($err, qr/\Q${\ $a->data_dir }\E.*\Q${\ $b->data_dir }\E|\Q${\ $b->data_dir 
 	'and lists the holders');
 is($clone->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'acquiring',
 	'idgen_node_lease shows the clone without a lease');
+like($a->safe_psql('postgres', "SELECT problem FROM idgen_check_nodes(ARRAY['" . conninfo($clone) . "'])"),
+	qr/idgen holds no node id lease from registry "host=\S+ port=\d+ dbname=postgres" \(acquiring\): .*are leased/,
+	'idgen_check_nodes() says the clone holds no lease, and why');
 $clone->stop;
 
 # Control: the same clone with its source's node id set by hand makes the
@@ -352,6 +366,44 @@ is(scalar(grep { $count{$_} > 1 } keys %count), 0,
 	'nor in layout pgedge, the fenced run included (' . scalar(@pgedge) . ' IDs)');
 
 $_->stop for $a, $b, $d, $standby;
+
+# --- a server whose node id changes continues above every ID it made: a
+# standby promoted while its primary lives takes another node id, and
+# starts it above the IDs it replicated, so that an outbox cursor over its
+# rows (idgen_horizon()) never has to go back, even with its clock behind
+# (9 s here, within idgen.max_clock_regression_ms: it waits for its clock).
+my $f = leasing_node('f', '', allows_streaming => 1);
+my $nf = leased($f);
+
+# f generates; a standby of it, promoted while f lives, then generates
+# under the other node id: whether its IDs start above all of f's.
+sub promoted_continues
+{
+	my ($name, $conf) = @_;
+	my ($ret, $out, $err) = burst_into($f, 'ids', 20000);
+	die "f did not generate: $err" if $ret;
+	my $f_max = $f->safe_psql('postgres', 'SELECT max(id) FROM ids');
+	my $sb = node_from_backup($f, $name, conf => "idgen.clock_offset_ms = -9000\n$conf");
+	$f->wait_for_catchup($sb);
+	$sb->promote;
+	my $ns = leased($sb);
+	($ret, $out, $err) = burst_into($sb, 'ids', 1000);
+	die "$name did not generate: $err" if $ret;
+	my $above = $sb->safe_psql('postgres',
+		"SELECT min(id) > $f_max FROM ids WHERE (idgen_decode(id)).node_id = $ns");
+	my $log = slurp_file($sb->logfile);
+	$sb->stop;
+	return ($ns, $above, $log);
+}
+
+my ($ns, $above) = promoted_continues('f_ctl', "idgen.lease_test_unsafe = 'floor'\n");
+isnt($ns, $nf, 'control: the standby promoted while f lives leases the other node id');
+is($above, 'f', 'control: without the floor, its IDs start below those it replicated from f');
+($ns, $above, my $log) = promoted_continues('f_sb', '');
+isnt($ns, $nf, 'the standby promoted while f lives leases the other node id');
+is($above, 't', 'its IDs start above every ID it replicated from f, under another node id');
+like($log, qr/IDs start after .*, the highest mark of this server's IDs/, 'its log says why');
+$f->stop;
 
 # --- settings: the node id from one source only, a registry libpq can
 # read, a lease of at least 5 s; an unreachable registry is named.

@@ -7,8 +7,19 @@ RESET client_min_messages;
 -- test/idgen.conf sets node id 3 and keeps the default layout.
 SELECT node_id, node_bits, epoch, system_identifier > 0 AS has_sysid,
        system_identifier = (SELECT system_identifier FROM pg_control_system()) AS sysid_matches,
-       in_recovery, started_at = pg_postmaster_start_time() AS started_matches
+       in_recovery, started_at = pg_postmaster_start_time() AS started_matches,
+       source, registry, valid_until
 FROM idgen_node_info();
+
+-- One query reads the settings, here and on the servers checked; it says
+-- in which schema an idgen with node id leases is.  (Not echoed: the
+-- query run is idgen_node_probe()'s.)
+\set ECHO none
+SELECT format($$SELECT p.j::jsonb->>'node_id' AS node_id, p.j::jsonb->>'preloaded' AS preloaded,
+       p.j::jsonb->>'idgen_schema' = %L AS schema_found, p.j::jsonb->'layouts' AS layouts
+FROM (%s) p(j)$$, (SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'idgen'),
+       idgen_node_probe()) \gexec
+\set ECHO all
 
 -- dblink is a prerequisite of the check, not of the extension.
 SELECT * FROM idgen_check_nodes(ARRAY['dbname=contrib_regression']);
@@ -18,7 +29,7 @@ CREATE EXTENSION dblink;
 -- pg_regress points libpq at the temporary instance, so a conninfo naming
 -- only a database reaches this server.  Listed twice, it is checked once;
 -- an unreachable server is reported, not fatal.
-SELECT conninfo, node_id, node_bits, epoch, in_recovery, problem
+SELECT conninfo, node_id, node_bits, epoch, in_recovery, problem, source, registry, valid_until
 FROM idgen_check_nodes(ARRAY['dbname=contrib_regression', 'dbname=postgres',
                              'host=/nonexistent port=1']);
 
