@@ -804,13 +804,13 @@ COMMENT ON FUNCTION idgen_resume_after(timestamptz) IS
 -- What a server says about itself, as one JSON text: the one reading of
 -- idgen's settings, which idgen_node_info() runs on this server and
 -- idgen_check_nodes() sends to others, which need not have the extension
--- created.  layouts: an SQL expression for its layouts, or NULL.  The start
+-- created.  layouts: an SQL expression for its layouts, or 'NULL'.  The start
 -- time goes as a number, so that no DateStyle can change it; idgen_schema
 -- names the schema of an idgen with node id leases (1.5 and later), whose
 -- view idgen_node_lease says where a leased node id came from.
 CREATE FUNCTION idgen_node_probe(layouts text DEFAULT 'NULL')
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $f$
 SELECT format($q$

@@ -216,7 +216,7 @@ define_lease_settings(void)
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("idgen.lease_test_unsafe",
 							   "Protections of node id leases to disable, for tests that show what they prevent.",
-							   "A comma-separated list of \"fence\" and \"ceiling\". Never set it on a server whose IDs matter.",
+							   "A comma-separated list of \"fence\", \"ceiling\" and \"floor\". Never set it on a server whose IDs matter.",
 							   &idgen_lease_test_unsafe,
 							   "",
 							   PGC_POSTMASTER, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,

@@ -12,6 +12,7 @@
 #include "utils/wait_event.h"
 
 #include "random.h"
+#include "settings.h"
 #include "step.h"
 
 /*
@@ -62,6 +63,10 @@ step_refuse_clock_hint(const GenPlan *plan, int64 behind)
 	int64		now = clock_now_ms();
 	const char *until = timestamptz_to_str(clock_ms_to_timestamptz(now + behind));
 
+	/* a leased node id is not the user's to change */
+	if (idgen_node_registry != NULL && idgen_node_registry[0] != '\0')
+		return errhint("Check the server's time synchronization. IDs resume at %s, when the clock catches up.",
+					   until);
 	if (plan->shared_floor - plan->limits->max_lead_ms - plan->mark_step_ms - now <=
 		plan->limits->max_clock_regression_ms)
 		return errhint("Check the server's time synchronization. IDs resume at %s, when the clock catches up; to generate at once, restart the server with an %s that has never generated IDs in layout \"%s\".",
