@@ -15,8 +15,8 @@
  * Each backend generates in the worker slot it claimed from the registry, so
  * the hot path reads the clock, bumps a counter in memory only it writes, and
  * packs the fields: no lock, no I/O.  A worker id's new holder starts, in
- * every layout, after the newest tick used under it (one rule:
- * generator_start_as_holder()).
+ * every layout, after the newest tick used under it
+ * (generator_start_as_holder()).
  *
  * idgen_next() stays in this file, so that its step is inlined into it.
  */
@@ -57,9 +57,9 @@ generator_plan_default(void)
 }
 
 /*
- * The one rule for a worker id's new holder, in every layout: start after
- * the newest tick any holder used under the worker id, and above the
- * high-water mark.
+ * Where a worker id's new holder starts, in every layout: after the newest
+ * tick any holder used under the worker id, and above the high-water mark
+ * (step.c does the starting).
  */
 void
 generator_start_as_holder(GenState *st, const GenTarget *t)

@@ -313,7 +313,7 @@ registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef 
 }
 
 /*
- * The one rule for a recycled state: a state just given to a definition
+ * Where a recycled state starts: a state just given to a definition
  * knows nothing of the IDs made before, so it starts above the layout's
  * floor and after the newest tick of every state of the layout given up
  * (registry_lookup_layout notes it); a state in use needs the floor only.

@@ -17,8 +17,11 @@
 
 /*
  * Makes st's next ID fall in a tick after the one starting at tick, unless
- * st is already past it.  The one rule for a state that cannot know what was
- * used in that tick: a worker id's new holder, an old plan's fields.
+ * st is already past it: for a state that cannot know what was used in that
+ * tick (a worker id's new holder, an old plan's fields).  This and
+ * step_apply_floor() are how a state starts; where it starts, the callers
+ * know: generator_start_as_holder() for a worker id's new holder,
+ * registry_state_floor() for a recycled state, hwm.c for the floors.
  */
 void
 step_skip_past(GenState *st, const GenPlan *plan, int64 tick)
