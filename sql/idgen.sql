@@ -1562,8 +1562,13 @@ REVOKE ALL ON FUNCTION idgen_lease_release(integer, uuid, bigint) FROM PUBLIC;
 COMMENT ON FUNCTION idgen_lease_release(integer, uuid, bigint) IS
 'on a registry: releases the node id lease that the token holds, at its holder''s shutdown';
 
+-- Everyone may look; who holds a node id (host, port, data directory,
+-- system identifier) only members of pg_read_all_stats see, as with other
+-- sessions in pg_stat_activity.
 CREATE VIEW idgen_leases AS
-SELECT l.node_id, l.node_bits, l.holder, l.system_identifier,
+SELECT l.node_id, l.node_bits,
+	CASE WHEN pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE') THEN l.holder END AS holder,
+	CASE WHEN pg_catalog.pg_has_role('pg_read_all_stats', 'USAGE') THEN l.system_identifier END AS system_identifier,
 	NOT l.released AND l.expires_at > clock_timestamp() AS held,
 	l.released, l.acquired_at, l.renewed_at, l.expires_at,
 	greatest(extract(epoch FROM l.expires_at - clock_timestamp()), 0)::float8 AS seconds_left,

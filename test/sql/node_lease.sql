@@ -51,6 +51,13 @@ SELECT * FROM idgen_lease_acquire(11, 'bad', 5, :'nil', 30);
 SELECT node_id, node_bits, holder, system_identifier, held, released, seconds_left > 25 AS left
 FROM idgen_leases ORDER BY node_id;
 
+-- A role without pg_read_all_stats sees the leases, not who holds them.
+CREATE ROLE idgen_lease_onlooker;
+SET ROLE idgen_lease_onlooker;
+SELECT node_id, holder, system_identifier, held FROM idgen_leases ORDER BY node_id;
+RESET ROLE;
+DROP ROLE idgen_lease_onlooker;
+
 -- Only roles granted them may lease; anyone may look.
 SELECT has_function_privilege('public', 'idgen_lease_acquire(integer, text, bigint, uuid, integer)', 'EXECUTE') AS acquire,
 	has_function_privilege('public', 'idgen_lease_renew(integer, uuid, integer, bigint)', 'EXECUTE') AS renew,
