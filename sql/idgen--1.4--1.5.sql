@@ -153,6 +153,7 @@ UPDATE idgen_layout SET name = name WHERE false;
 CREATE TABLE idgen_lease (
 	node_id integer PRIMARY KEY CHECK (node_id BETWEEN 0 AND 1023),
 	node_bits integer NOT NULL CHECK (node_bits BETWEEN 0 AND 10),
+	epoch_ms bigint NOT NULL,
 	holder text NOT NULL,
 	system_identifier bigint NOT NULL,
 	token uuid NOT NULL,
@@ -172,9 +173,11 @@ COMMENT ON TABLE idgen_lease IS
 -- released or expired (a server without a token yet passes the nil UUID); else one never leased; else the one expired
 -- longest.  Returns the new token and the mark of the node id's previous
 -- holders (and of every lease under other node_bits, whose machine fields
--- overlap), which the new holder starts above.
+-- overlap), which the new holder starts above.  epoch_ms is the holder's
+-- idgen.epoch: a mark made under an earlier one is raised by the
+-- difference, since the same time gives smaller IDs under a later epoch.
 CREATE FUNCTION idgen_lease_acquire(node_bits integer, holder text, system_identifier bigint,
-	token uuid, lease_s integer,
+	token uuid, lease_s integer, epoch_ms bigint,
 	OUT node_id integer, OUT new_token uuid, OUT previous_mark_ms bigint)
 RETURNS record
 LANGUAGE plpgsql VOLATILE STRICT SECURITY DEFINER
@@ -184,6 +187,7 @@ AS $$
 DECLARE
 	bits constant integer := idgen_lease_acquire.node_bits;
 	old_token constant uuid := $4;
+	epoch constant bigint := $6;
 	t timestamptz;
 	chosen integer;
 	held text;
@@ -206,6 +210,17 @@ BEGIN
 					 WHERE l.node_bits <> bits AND NOT l.released AND l.expires_at > t)),
 				HINT = 'Every server that generates IDs needs the same idgen.node_bits.';
 	END IF;
+	IF EXISTS (SELECT FROM @extschema@.idgen_lease l
+			   WHERE l.epoch_ms <> epoch AND NOT l.released AND l.expires_at > t) THEN
+		RAISE EXCEPTION 'registry has node id leases under another idgen.epoch'
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				DETAIL = format('This server has idgen.epoch = %s; live leases have %s.',
+					to_timestamp(epoch / 1000.0) AT TIME ZONE 'UTC',
+					(SELECT string_agg(DISTINCT (to_timestamp(l.epoch_ms / 1000.0) AT TIME ZONE 'UTC')::text, ', ')
+					 FROM @extschema@.idgen_lease l
+					 WHERE l.epoch_ms <> epoch AND NOT l.released AND l.expires_at > t)),
+				HINT = 'Every server that generates IDs needs the same idgen.epoch.';
+	END IF;
 	SELECT l.node_id INTO chosen FROM @extschema@.idgen_lease l
 	WHERE l.token = old_token AND l.node_bits = bits AND (l.released OR l.expires_at <= t);
 	IF chosen IS NULL THEN
@@ -227,16 +242,17 @@ BEGIN
 				DETAIL = format('Held: %s.', held),
 				HINT = 'A node id is leased again once its lease expires: stop a server that holds one, or raise idgen.node_bits on every server.';
 	END IF;
-	SELECT coalesce(max(l.mark_ms), 0) INTO previous_mark_ms FROM @extschema@.idgen_lease l
+	SELECT coalesce(max(l.mark_ms + greatest(epoch - l.epoch_ms, 0)), 0) INTO previous_mark_ms
+	FROM @extschema@.idgen_lease l
 	WHERE l.node_id = chosen OR l.node_bits <> bits;
 	node_id := chosen;
 	new_token := gen_random_uuid();
-	INSERT INTO @extschema@.idgen_lease AS l (node_id, node_bits, holder, system_identifier, token,
-		acquired_at, renewed_at, expires_at, released, mark_ms)
-	VALUES (chosen, bits, holder, system_identifier, new_token, t, t,
+	INSERT INTO @extschema@.idgen_lease AS l (node_id, node_bits, epoch_ms, holder, system_identifier,
+		token, acquired_at, renewed_at, expires_at, released, mark_ms)
+	VALUES (chosen, bits, epoch, holder, system_identifier, new_token, t, t,
 		t + make_interval(secs => lease_s), false, previous_mark_ms)
 	ON CONFLICT ON CONSTRAINT idgen_lease_pkey DO UPDATE
-	SET node_bits = excluded.node_bits, holder = excluded.holder,
+	SET node_bits = excluded.node_bits, epoch_ms = excluded.epoch_ms, holder = excluded.holder,
 		system_identifier = excluded.system_identifier, token = excluded.token,
 		acquired_at = excluded.acquired_at, renewed_at = excluded.renewed_at,
 		expires_at = excluded.expires_at, released = false,
@@ -244,9 +260,9 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION idgen_lease_acquire(integer, text, bigint, uuid, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION idgen_lease_acquire(integer, text, bigint, uuid, integer, bigint) FROM PUBLIC;
 
-COMMENT ON FUNCTION idgen_lease_acquire(integer, text, bigint, uuid, integer) IS
+COMMENT ON FUNCTION idgen_lease_acquire(integer, text, bigint, uuid, integer, bigint) IS
 'on a registry: leases a node id to the server that calls it (idgen.node_registry); the role of the registry''s connection string needs EXECUTE on it';
 
 -- Renews a lease the token still holds, keeping the greater mark; the

@@ -53,6 +53,7 @@
 
 #include "clock.h"
 #include "hwm.h"
+#include "layout.h"
 #include "lease.h"
 #include "lease_conn.h"
 #include "lease_token.h"
@@ -239,10 +240,11 @@ lease_acquire(void)
 {
 	char		bits[16],
 				sysid[32],
-				lease_s[16];
+				lease_s[16],
+				epoch[32];
 	/* the nil UUID: no token yet */
 	const char *params[] = {bits, me.identity, sysid,
-	me.token[0] ? me.token : "00000000-0000-0000-0000-000000000000", lease_s};
+		me.token[0] ? me.token : "00000000-0000-0000-0000-000000000000", lease_s, epoch};
 	char	   *err = NULL;
 	char		sqlstate[6];
 	PGresult   *r;
@@ -251,8 +253,10 @@ lease_acquire(void)
 	snprintf(bits, sizeof(bits), "%d", idgen_node_bits);
 	snprintf(sysid, sizeof(sysid), INT64_FORMAT, (int64) GetSystemIdentifier());
 	snprintf(lease_s, sizeof(lease_s), "%d", idgen_node_lease_s);
-	r = lease_conn_exec("SELECT node_id, new_token, previous_mark_ms FROM idgen_lease_acquire($1::integer, $2::text, $3::bigint, $4::uuid, $5::integer)",
-						5, params, lease_monotonic_us() + lease_ms() * 1000 / 3, &err, sqlstate);
+	/* marks made under an earlier epoch are raised by the difference */
+	snprintf(epoch, sizeof(epoch), INT64_FORMAT, layout_default()->epoch_ms);
+	r = lease_conn_exec("SELECT node_id, new_token, previous_mark_ms FROM idgen_lease_acquire($1::integer, $2::text, $3::bigint, $4::uuid, $5::integer, $6::bigint)",
+						6, params, lease_monotonic_us() + lease_ms() * 1000 / 3, &err, sqlstate);
 	if (r == NULL)
 	{
 		lease_publish(LEASE_ACQUIRING, err);

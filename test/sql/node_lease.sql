@@ -2,17 +2,19 @@
 SELECT source, node_id, node_bits, registry, state, valid_until FROM idgen_node_lease;
 
 \set nil '00000000-0000-0000-0000-000000000000'
+-- idgen.epoch of the servers that lease, in Unix ms (2024-01-01)
+\set epoch 1704067200000
 -- Any database with idgen is a registry.  Two servers lease the two node
 -- ids of idgen.node_bits = 1, the first never leased first.
 SELECT node_id, previous_mark_ms, new_token AS one_token
-FROM idgen_lease_acquire(1, 'one', 1, :'nil', 30) \gset
+FROM idgen_lease_acquire(1, 'one', 1, :'nil', 30, :epoch) \gset
 SELECT :node_id, :previous_mark_ms;
-SELECT node_id, new_token AS two_token FROM idgen_lease_acquire(1, 'two', 2, :'nil', 30) \gset
+SELECT node_id, new_token AS two_token FROM idgen_lease_acquire(1, 'two', 2, :'nil', 30, :epoch) \gset
 SELECT :node_id;
 
 -- A third refuses while both are held (the detail lists the holders).
 \set VERBOSITY terse
-SELECT * FROM idgen_lease_acquire(1, 'three', 3, :'nil', 30);
+SELECT * FROM idgen_lease_acquire(1, 'three', 3, :'nil', 30, :epoch);
 \set VERBOSITY default
 SELECT substring(holder for 5) AS holder FROM idgen_leases WHERE held ORDER BY node_id;
 
@@ -26,7 +28,7 @@ SELECT idgen_lease_renew(0, gen_random_uuid(), 30, 2000);
 -- A release hands the id over at once; its next holder starts above the
 -- mark the release reported.
 SELECT idgen_lease_release(0, :'one_token', 500);
-SELECT node_id, previous_mark_ms, new_token AS three_token FROM idgen_lease_acquire(1, 'three', 3, :'nil', 30) \gset
+SELECT node_id, previous_mark_ms, new_token AS three_token FROM idgen_lease_acquire(1, 'three', 3, :'nil', 30, :epoch) \gset
 SELECT :node_id, :previous_mark_ms;
 -- The first holder's token is stale now: renewing is refused.
 \set VERBOSITY terse
@@ -37,19 +39,34 @@ SELECT idgen_lease_renew(0, :'one_token', 30, 2000);
 -- where another id has been free longer.
 SELECT idgen_lease_release(0, :'three_token', 600);
 SELECT idgen_lease_release(1, :'two_token', 700);
-SELECT node_id, previous_mark_ms FROM idgen_lease_acquire(1, 'two again', 2, :'two_token', 30);
+SELECT node_id, previous_mark_ms FROM idgen_lease_acquire(1, 'two again', 2, :'two_token', 30, :epoch);
 \set VERBOSITY terse
-SELECT node_id, previous_mark_ms FROM idgen_lease_acquire(1, 'someone', 4, :'nil', 30);
+SELECT node_id, previous_mark_ms FROM idgen_lease_acquire(1, 'someone', 4, :'nil', 30, :epoch);
 \set VERBOSITY default
 
 -- Every server must have the same idgen.node_bits.
 \set VERBOSITY terse
-SELECT * FROM idgen_lease_acquire(2, 'wider', 5, :'nil', 30);
-SELECT * FROM idgen_lease_acquire(11, 'bad', 5, :'nil', 30);
+SELECT * FROM idgen_lease_acquire(2, 'wider', 5, :'nil', 30, :epoch);
+SELECT * FROM idgen_lease_acquire(11, 'bad', 5, :'nil', 30, :epoch);
 \set VERBOSITY default
 
 SELECT node_id, node_bits, holder, system_identifier, held, released, seconds_left > 25 AS left
 FROM idgen_leases ORDER BY node_id;
+
+-- And the same idgen.epoch while leases are live.  A node id whose holders
+-- had an earlier epoch is handed out above their mark raised by the
+-- difference: the same time gives smaller IDs under a later epoch.
+\set VERBOSITY terse
+SELECT * FROM idgen_lease_acquire(1, 'a day later', 7, :'nil', 30, :epoch + 86400000);
+\set VERBOSITY default
+UPDATE idgen_lease SET expires_at = clock_timestamp();
+SELECT node_id, previous_mark_ms - 86400000 AS previous_mark_less_a_day
+FROM idgen_lease_acquire(1, 'a day later', 7, :'nil', 30, :epoch + 86400000);
+\set VERBOSITY terse
+SELECT * FROM idgen_lease_acquire(1, 'back', 8, :'nil', 30, :epoch);
+\set VERBOSITY default
+UPDATE idgen_lease SET released = true;
+SELECT node_id, previous_mark_ms FROM idgen_lease_acquire(1, 'back', 8, :'nil', 30, :epoch);
 
 -- A role without pg_read_all_stats sees the leases, not who holds them.
 CREATE ROLE idgen_lease_onlooker;
@@ -59,7 +76,7 @@ RESET ROLE;
 DROP ROLE idgen_lease_onlooker;
 
 -- Only roles granted them may lease; anyone may look.
-SELECT has_function_privilege('public', 'idgen_lease_acquire(integer, text, bigint, uuid, integer)', 'EXECUTE') AS acquire,
+SELECT has_function_privilege('public', 'idgen_lease_acquire(integer, text, bigint, uuid, integer, bigint)', 'EXECUTE') AS acquire,
 	has_function_privilege('public', 'idgen_lease_renew(integer, uuid, integer, bigint)', 'EXECUTE') AS renew,
 	has_function_privilege('public', 'idgen_lease_release(integer, uuid, bigint)', 'EXECUTE') AS release,
 	has_table_privilege('public', 'idgen_lease', 'SELECT') AS token_table,
