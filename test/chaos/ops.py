@@ -635,16 +635,13 @@ class Model:
         db = self.r.choice(self.dbs(f, CURRENT))
         what = self.r.choice(["server", "worker"])
         s = self.clusters[f]["set"]
-        # A whole server frozen: its clock further ahead than the freeze
-        # lasts, so that the new server's clock is behind the holder's IDs.
-        # Its lease worker alone: a long lead, so that the ceiling (the
+        # The holder's clock further ahead than the freeze lasts, so that
+        # the new server's clock is behind the holder's IDs.  With its lease
+        # worker alone frozen, a lead of 3 s, so that the ceiling (the
         # lease's mark) is still ahead when the holder generates past its
         # fence: only the fence stops it.
-        if what == "server":
-            ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 9000, max_lead_ms=0)
-        else:
-            ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 2000, max_lead_ms=5000)
-        ahead["max_clock_regression_ms"] = 10000
+        ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 9000,
+                     max_lead_ms=3000 if what == "worker" else 0, max_clock_regression_ms=10000)
         t = self.new_name("T")
         one = {"op": "burst", "kill": None,
                "clients": [{"c": f, "db": db, "calls": [["next", None, 1, 300], ["next", "pgedge", 1, 300]]}
@@ -656,7 +653,7 @@ class Model:
                {"op": "freeze", "c": f, "what": what, "reserve": True}]
         if what == "worker":
             ops.append(copy.deepcopy(one))      # within the fence: generates
-        # the new server starts above the holder's mark, up to 15 s ahead of
+        # the new server starts above the holder's mark, up to 18 s ahead of
         # its clock: within its idgen.max_clock_regression_ms
         ops += [{"op": "cluster", "c": t, "set": dict(self.lease_settings(), max_clock_regression_ms=30000),
                  "wait_lease": 3 * LEASE_S,

@@ -360,6 +360,8 @@ class World:
             return False
         cl = self.clusters[c]
         pm = cl.postmaster_pid()
+        if pm is None:
+            return False
         pids = [pm] + cl.children(pm)
         if op["what"] == "worker":
             pids = [p for p in pids if "idgen node lease" in cmdline(p)]
@@ -371,7 +373,10 @@ class World:
             self.do_reserve(op)
         self.frozen[c] = (op["what"], pids, lease)
         for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass        # a backend that just ended
 
     def do_thaw(self, op):
         c = op["c"]
