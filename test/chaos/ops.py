@@ -636,34 +636,36 @@ class Model:
         what = self.r.choice(["server", "worker"])
         s = self.clusters[f]["set"]
         # The holder's clock further ahead than the freeze lasts, so that
-        # the new server's clock is behind the holder's IDs.  With its lease
-        # worker alone frozen, a lead of 3 s, so that the ceiling (the
-        # lease's mark) is still ahead when the holder generates past its
-        # fence: only the fence stops it.
-        ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 9000,
-                     max_lead_ms=3000 if what == "worker" else 0, max_clock_regression_ms=10000)
+        # the new server's clock is behind the holder's IDs; a lead of 3 s,
+        # so that the ceiling (the lease's mark) is still ahead when the
+        # holder generates past its fence: only the fence stops it.
+        ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 9000, max_lead_ms=3000,
+                     max_clock_regression_ms=10000)
         t = self.new_name("T")
         one = {"op": "burst", "kill": None,
                "clients": [{"c": f, "db": db, "calls": [["next", None, 1, 300], ["next", "pgedge", 1, 300]]}
                            for _ in range(2)]}
-        # the freeze reserves the free node ids, the thaw releases them
-        # a pause: the lease is renewed with the clock ahead, its ceiling with it
-        ops = [{"op": "reload", "c": f, "set": ahead},
-               {"op": "pause", "ms": LEASE_S * 1000 // 3 + 500}, self.burst_on(f, f),
+        # a pause after the reload: the lease is renewed with the clock
+        # ahead, its ceiling with it; the freeze reserves the free node ids,
+        # the thaw frees them
+        ops = [{"op": "reload", "c": f, "set": ahead, "then_ms": LEASE_S * 1000 // 3 + 500},
+               self.burst_on(f, f),
                {"op": "freeze", "c": f, "what": what, "reserve": True}]
         if what == "worker":
             ops.append(copy.deepcopy(one))      # within the fence: generates
         # the new server starts above the holder's mark, up to 18 s ahead of
         # its clock: within its idgen.max_clock_regression_ms
-        ops += [{"op": "cluster", "c": t, "set": dict(self.lease_settings(), max_clock_regression_ms=30000),
-                 "wait_lease": 3 * LEASE_S,
-                 "dbs": [db], "takes": f}]
-        if what == "worker":
-            ops.append(copy.deepcopy(one))      # the fence has passed: refused
-        ops.append({"op": "burst", "kill": None,
-                    "clients": [{"c": t, "db": db, "calls": [["next", None, 1, 3000], ["next", "pgedge", 1, 3000]]}
-                                for _ in range(2)]})
-        ops += [{"op": "thaw", "c": f, "unreserve": True}, one, {"op": "retire", "c": f}]
+        ops.append({"op": "cluster", "c": t, "set": dict(self.lease_settings(), max_clock_regression_ms=30000),
+                    "wait_lease": 3 * LEASE_S, "dbs": [db], "takes": f})
+        if what == "server":
+            # its backends wake before its lease worker learns the news
+            ops.append({"op": "thaw", "c": f, "but_worker": True})
+        ops += [copy.deepcopy(one),             # past the fence: refused
+                {"op": "thaw", "c": f, "unreserve": True},
+                {"op": "burst", "kill": None,
+                 "clients": [{"c": t, "db": db, "calls": [["next", None, 1, 3000], ["next", "pgedge", 1, 3000]]}
+                             for _ in range(2)]},
+                one, {"op": "retire", "c": f}]
         self.queue += ops[1:]
         return ops[0]
 

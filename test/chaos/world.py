@@ -255,6 +255,7 @@ class World:
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.reload()
         self.wait_setting(cl, "idgen.clock_offset_ms", op["set"]["clock_offset_ms"])
+        time.sleep(op.get("then_ms", 0) / 1000.0)      # nothing happens a while
         self.touch(c)
 
     # -- node id leases
@@ -379,14 +380,21 @@ class World:
                 pass        # a backend that just ended
 
     def do_thaw(self, op):
+        """SIGCONT, with but_worker to all but the lease worker, which
+        stays frozen (a later thaw wakes it)."""
         c = op["c"]
         if c not in self.frozen:
             return False
-        for pid in self.frozen.pop(c)[1]:
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
+        what, pids, lease = self.frozen.pop(c)
+        worker = [p for p in pids if "idgen node lease" in cmdline(p)] if op.get("but_worker") else []
+        for pid in pids:
+            if pid not in worker:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+        if worker:
+            self.frozen[c] = ("worker", worker, lease)
         self.touch(c)
         if op.get("unreserve"):
             self.do_unreserve(op)
