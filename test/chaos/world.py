@@ -49,7 +49,7 @@ RESERVE_SQL = """
 LOCK TABLE idgen_lease IN EXCLUSIVE MODE;
 INSERT INTO idgen_lease AS l (node_id, node_bits, holder, system_identifier, token, acquired_at,
     renewed_at, expires_at, released, mark_ms)
-SELECT n, 4, %s, 0, gen_random_uuid(), now(), now(), now() + interval '1 day', false, 0
+SELECT n, 4, %s, 0, gen_random_uuid(), now(), now(), now() + %s::interval, false, 0
 FROM unnest(%s::int[]) n
 ON CONFLICT (node_id) DO UPDATE SET holder = excluded.holder, token = excluded.token,
     expires_at = excluded.expires_at, released = false
@@ -324,8 +324,7 @@ class World:
         self.role[REGISTRY] = "registry"
         cl.start()
         cl.query("postgres", "CREATE EXTENSION idgen")
-        cl.query("postgres", RESERVE_SQL.replace("interval '1 day'", "interval '100 years'"),
-                 ("chaos: set by hand", op["reserved"]))
+        cl.query("postgres", RESERVE_SQL, ("chaos: set by hand", "100 years", op["reserved"]))
 
     def do_registry_stop(self, op):
         cl = self.registry()
@@ -346,7 +345,7 @@ class World:
         cl = self.registry()
         if cl is None or not cl.running:
             return False
-        cl.query("postgres", RESERVE_SQL, (RESERVED, list(LEASE_POOL)))
+        cl.query("postgres", RESERVE_SQL, (RESERVED, "1 day", list(LEASE_POOL)))
 
     def do_unreserve(self, op):
         cl = self.registry()
