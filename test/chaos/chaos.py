@@ -191,6 +191,9 @@ def summary(world, seed, steps, seconds, ops):
         print("refusals and expected errors (not violations):")
         for msg, n in world.refusals.most_common(20):
             print("  %6d  %s" % (n, msg))
+    if world.handovers:
+        print("a leased node id generated under by another server than before (times, per layout): %d"
+              % world.handovers)
     if world.full_tables:
         print("tables seen full (idgen_capacity, in the full drill): " +
               ", ".join("%s %d" % kv for kv in sorted(world.full_tables.items())))

@@ -101,9 +101,11 @@ class Cluster:
             f.write(BASE_CONF + "unix_socket_directories = '%s'\ncluster_name = '%s'\n"
                     % (self.dir, self.name))
 
-    def create_standby(self, primary):
-        as_user([self.pg.tool("pg_basebackup"), "-D", self.data, "-R", "-X", "stream",
-                 "-c", "fast", "-h", primary.dir, "-p", "5432", "-U", "postgres"])
+    def create_standby(self, primary, clone=False):
+        """A base backup of primary: a standby, or with clone a copy that
+        starts as a primary of its own."""
+        as_user([self.pg.tool("pg_basebackup"), "-D", self.data] + ([] if clone else ["-R"]) +
+                ["-X", "stream", "-c", "fast", "-h", primary.dir, "-p", "5432", "-U", "postgres"])
         conf = os.path.join(self.data, "postgresql.conf")
         with open(conf) as f:
             text = f.read()

@@ -16,8 +16,13 @@ from layouts import BUILTIN, EPOCHS, FAMILIES, NAMES
 
 DBS = ["db1", "db2", "db3"]
 CURRENT = "current"         # the extension's default_version (recorded cases may name one)
-MAX_CLUSTERS = 4
-NODE_IDS = range(16)        # node_bits is kept >= 4, so every one of them fits
+MAX_CLUSTERS = 5
+# Node ids set by hand; the registry holds them as leased forever, so that a
+# leasing server (of node_bits 4) gets one of LEASE_POOL.  node_bits is kept
+# >= 4, so every one of them fits.
+NODE_IDS = range(12)
+LEASE_POOL = range(12, 16)
+LEASE_S = 5                 # idgen.node_lease_s: its minimum, to keep drills short
 SETTING_CHOICES = {
     "epoch": ["2024-01-01", "2024-01-01", "2023-12-31", "2023-01-01", "2024-03-01"],
     "node_bits": [4, 4, 5, 6],
@@ -39,6 +44,9 @@ DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_
 # Those of 1.5's protections, after the others, whose order (and so the
 # step each mutant is killed at) stays what it was for every seed.
 LATER_DRILLS = ["full", "lost_hwm", "move"]
+# Those of node id leases (issue #31), after those.
+LEASE_DRILLS = ["outage", "frozen", "clone"]
+ALL_DRILLS = DRILLS + LATER_DRILLS + LEASE_DRILLS
 NARROW = len(FAMILIES) - 1      # the family whose node field holds node ids 0 and 1
 # A standby's clock: often right, sometimes behind its primary's.
 STANDBY_OFFSETS = [0, 0, 0, -1500, -4000]
@@ -101,16 +109,31 @@ class Model:
         later = list(LATER_DRILLS)
         self.r.shuffle(later)
         self.drills += later
+        # the lease drills among those
+        for kind in LEASE_DRILLS:
+            self.drills.insert(self.r.randint(len(DRILLS), len(self.drills)), kind)
         self.drill_at = self.r.randint(6, 12)
 
-    # -- the first ops: two servers, two databases on one, one on the other
+    # -- the first ops: two servers, two databases on one, one on the other,
+    # the registry and a server that leases its node id from it
     def setup_ops(self):
         ops = []
         for name, node in (("A", 1), ("B", 2)):
             ops.append({"op": "cluster", "c": name, "set": self.default_settings(node)})
-        for c, db in [("A", d) for d in self.db_names[:2]] + [("B", "db1")]:
+        ops.append({"op": "registry", "reserved": list(NODE_IDS)})
+        ops.append({"op": "cluster", "c": "L", "set": self.lease_settings()})
+        for c, db in [("A", d) for d in self.db_names[:2]] + [("B", "db1"), ("L", "db1")]:
             ops.append({"op": "createdb", "c": c, "db": db, "version": CURRENT})
         return ops
+
+    @classmethod
+    def lease_settings(cls):
+        """A server that leases its node id: the registry gives it one of
+        LEASE_POOL; every leasing server keeps node_bits 4 (the registry
+        refuses live leases under two) and its epoch."""
+        s = cls.default_settings(None)
+        s.update(lease=True, node_lease_s=LEASE_S)
+        return s
 
     @staticmethod
     def default_settings(node):
@@ -128,8 +151,11 @@ class Model:
                     op = self.choose_promote()      # the standby there is in the way
                 elif kind == "refused":
                     op = self.make_wide()
+                elif kind in LEASE_DRILLS:
+                    op = self.make_leasing()
                 elif kind != "failover" and self.quiet_primary() is None:
                     op = self.make_quiet()
+            # the lease drills, last, closer together
             self.drill_at = self.steps + self.r.randint(2, 6)
             if op is not None:
                 self.apply(op)
@@ -148,6 +174,9 @@ class Model:
     def dbs(self, c, version=None):
         return [d for d, m in self.clusters[c]["dbs"].items()
                 if version is None or m["version"] == version]
+
+    def leasing(self, c):
+        return bool(self.clusters[c]["set"].get("lease"))
 
     def free_node(self):
         free = [n for n in NODE_IDS if n not in self.used_nodes]
@@ -227,11 +256,11 @@ class Model:
         s = dict(m["set"])
         for key in self.r.sample(sorted(SETTING_CHOICES), self.r.randint(0, 2)):
             # A standby must keep its primary's epoch and node_bits.
-            if not (m["standby"] and key in ("epoch", "node_bits")):
+            if not ((m["standby"] or self.leasing(c)) and key in ("epoch", "node_bits")):
                 s[key] = self.r.choice(SETTING_CHOICES[key])
         if self.r.random() < 0.3:
             s["clock_offset_ms"] = self.r.choice(OFFSETS)
-        if self.r.random() < 0.15:
+        if self.r.random() < 0.15 and not self.leasing(c):
             # Back to an id this server used before, or one nobody used.
             node = self.r.choice(sorted(m["nodes"])) if self.r.random() < 0.5 else self.free_node()
             if node is not None:
@@ -268,13 +297,15 @@ class Model:
             return None
         sync = self.r.random() < 0.5
         node = None if sync else self.free_node()
-        if not sync and node is None:
+        # leasing servers' standbys: the known limitation of docs/node-ids.md
+        prim = [c for c in self.primaries() if not self.leasing(c)]
+        if not sync and node is None or not prim:
             return None
-        return {"op": "standby", "c": self.r.choice(self.primaries()), "s": self.new_name("S"),
+        return {"op": "standby", "c": self.r.choice(prim), "s": self.new_name("S"),
                 "sync": sync, "node_id": node, "offset": self.r.choice(STANDBY_OFFSETS)}
 
     def choose_drill(self):
-        return self.drill(self.r.choice(DRILLS + LATER_DRILLS))
+        return self.drill(self.r.choice(ALL_DRILLS))
 
     def drill(self, kind):
         """The first op of a drill, the others queued; None when the
@@ -292,7 +323,8 @@ class Model:
         """A synchronous standby promoted after its primary ran with its
         clock ahead: the standby must resume above the primary's IDs and
         its horizon, its own clock being behind them."""
-        prim = [c for c in self.primaries() if not self.clusters[c]["standby"]]
+        prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
+                and not self.leasing(c)]
         # One server more than elsewhere: the drill ends with its primary gone.
         if self.standbys() or len(self.clusters) > MAX_CLUSTERS or not prim:
             return None
@@ -338,7 +370,7 @@ class Model:
     def quiet_primary(self):
         """A primary without a standby, whose settings may change."""
         prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
-                and self.dbs(c, CURRENT)]
+                and self.dbs(c, CURRENT) and not self.leasing(c)]
         return self.r.choice(prim) if prim else None
 
     def settings_drill(self, change, poller, aheads):
@@ -531,7 +563,7 @@ class Model:
         refused (docs/guarantees.md, A new cluster holding an old one's IDs)
         until idgen_resume_after() and a restart; then IDs resume above."""
         prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
-                and self.dbs(c, CURRENT)]
+                and self.dbs(c, CURRENT) and not self.leasing(c)]
         if len(self.primaries()) < 2 or not prim:
             return None
         c = self.r.choice(prim)
@@ -553,6 +585,106 @@ class Model:
         self.queue += [op for op in ops[1:] if op]
         return ops[0]
 
+    # -- node id leases (issue #31)
+    def lessees(self):
+        """Leasing primaries with a database to generate in."""
+        return [c for c in self.primaries() if self.leasing(c) and self.dbs(c, CURRENT)]
+
+    def make_leasing(self):
+        """A leasing server for the lease drills, when the registry has room
+        and the servers allow one more."""
+        if len(self.clusters) >= MAX_CLUSTERS or \
+                len([c for c in self.clusters if self.leasing(c)]) >= len(LEASE_POOL) - 1:
+            return self.choose_retire()
+        c = self.new_name("L")
+        self.queue.append({"op": "createdb", "c": c, "db": "db1", "version": CURRENT})
+        return {"op": "cluster", "c": c, "set": self.lease_settings()}
+
+    def lease_bursts(self, servers, model=None):
+        """Two clients on each server (with model's databases, or its own)."""
+        clients = []
+        for c in servers:
+            burst = self.burst_on(model or c, c)
+            if burst:
+                clients += burst["clients"][:2]
+        return {"op": "burst", "clients": clients, "kill": None} if clients else None
+
+    def drill_outage(self):
+        """The registry stopped for longer than a lease: its holders
+        generate for the rest of their lease, then refuse naming it; it is
+        started again and they renew and generate."""
+        servers = self.lessees()
+        if not servers:
+            return None
+        ops = [{"op": "registry_stop"}, {"op": "pause", "ms": LEASE_S * 1000 + 1000},
+               self.lease_bursts(servers),
+               {"op": "registry_start"}, self.lease_bursts(servers)]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_frozen(self):
+        """A holder whose clock is ahead frozen past its lease (the whole
+        server, or its lease worker alone) while the registry holds every
+        other node id; a new server leases its node id and generates above
+        its IDs; woken, the holder makes no ID under it.  The new server
+        stays, the frozen one is retired."""
+        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
+        if not servers or len(self.clusters) >= MAX_CLUSTERS:
+            return None
+        f = self.r.choice(servers)
+        db = self.r.choice(self.dbs(f, CURRENT))
+        what = self.r.choice(["server", "worker"])
+        s = self.clusters[f]["set"]
+        # The holder's clock further ahead than the freeze lasts, so that
+        # the new server's clock is behind the holder's IDs; a lead of 3 s,
+        # so that the ceiling (the lease's mark) is still ahead when the
+        # holder generates past its fence: only the fence stops it.
+        ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 9000, max_lead_ms=3000,
+                     max_clock_regression_ms=10000)
+        t = self.new_name("T")
+        one = {"op": "burst", "kill": None,
+               "clients": [{"c": f, "db": db, "calls": [["next", None, 1, 300], ["next", "pgedge", 1, 300]]}
+                           for _ in range(2)]}
+        # a pause after the reload: the lease is renewed with the clock
+        # ahead, its ceiling with it; the freeze reserves the free node ids,
+        # the thaw frees them
+        ops = [{"op": "reload", "c": f, "set": ahead, "then_ms": LEASE_S * 1000 // 3 + 500},
+               self.burst_on(f, f),
+               {"op": "freeze", "c": f, "what": what, "reserve": True}]
+        if what == "worker":
+            ops.append(copy.deepcopy(one))      # within the fence: generates
+        # the new server starts above the holder's mark, up to 18 s ahead of
+        # its clock: within its idgen.max_clock_regression_ms
+        ops.append({"op": "cluster", "c": t, "set": dict(self.lease_settings(), max_clock_regression_ms=30000),
+                    "wait_lease": 3 * LEASE_S, "dbs": [db], "takes": f})
+        if what == "server":
+            # its backends wake before its lease worker learns the news
+            ops.append({"op": "thaw", "c": f, "but_worker": True})
+        ops += [copy.deepcopy(one),             # past the fence: refused
+                {"op": "thaw", "c": f, "unreserve": True},
+                {"op": "burst", "kill": None,
+                 "clients": [{"c": t, "db": db, "calls": [["next", None, 1, 3000], ["next", "pgedge", 1, 3000]]}
+                             for _ in range(2)]},
+                one, {"op": "retire", "c": f}]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_clone(self):
+        """A copy (pg_basebackup) of a holder started as a primary: another
+        node id, or refused while every node id is held; then the holder
+        restarted keeps its node id."""
+        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
+        if not servers or len(self.clusters) >= MAX_CLUSTERS:
+            return None
+        c = self.r.choice(servers)
+        k = self.new_name("C")
+        ops = [{"op": "clone", "c": c, "new": k}, self.burst_on(c, k),
+               {"op": "restart", "c": c, "mode": "fast", "set": dict(self.clusters[c]["set"])},
+               self.lease_bursts([c, k], c), {"op": "retire", "c": k}]
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
+
     def burst_db(self, model, c, db):
         """A burst on server c in database db, which model's db holds."""
         clients = [{"c": c, "db": db, "calls": [["next", None, 1, 3000]] +
@@ -564,7 +696,9 @@ class Model:
         """A layout whose node field is too narrow for the server's node id,
         called again and again in one session, in every function: refused
         each time, never generated in with half a plan."""
-        pairs = [(c, d) for c in self.primaries() if self.clusters[c]["set"]["node_id"] >= 2
+        # a leased node id is one of LEASE_POOL, all above 1
+        pairs = [(c, d) for c in self.primaries()
+                 if self.leasing(c) or self.clusters[c]["set"]["node_id"] >= 2
                  for d in self.dbs(c, CURRENT)]
         if not pairs:
             return None
@@ -632,6 +766,8 @@ class Model:
             return None
         s = dict(self.clusters[c]["set"], node_id=node, clock_offset_ms=0)
         s.pop("synchronous_standby_names", None)
+        s.pop("lease", None)
+        s.pop("node_lease_s", None)
         return {"op": "dump_restore", "c": c, "db": db, "new": self.new_name("R"), "set": s}
 
     def choose_retire(self):
@@ -703,7 +839,8 @@ class Model:
         getattr(self, "apply_" + op["op"])(op)
 
     def apply_cluster(self, op):
-        self.clusters[op["c"]] = {"set": dict(op["set"]), "role": "primary", "dbs": {},
+        self.clusters[op["c"]] = {"set": dict(op["set"]), "role": "primary",
+                                  "dbs": {db: {"version": CURRENT, "layouts": {}} for db in op.get("dbs", [])},
                                   "standby": None, "nodes": {op["set"]["node_id"]}, "sync": False,
                                   "combos": {combo(op["set"])}, "epochs": {op["set"]["epoch"]}}
         self.used_nodes.add(op["set"]["node_id"])
@@ -778,6 +915,13 @@ class Model:
     def apply_retire(self, op):
         del self.clusters[op["c"]]
 
+    def apply_clone(self, op):
+        src = self.clusters[op["c"]]
+        self.clusters[op["new"]] = dict(copy.deepcopy(src), standby=None, role="primary")
+
+    def apply_registry(self, op):
+        pass
+
     def apply_define_many(self, op):
         pass        # the model's bursts keep to the layouts named in NAMES
 
@@ -796,3 +940,5 @@ class Model:
         pass
 
     apply_outbox = apply_pause = apply_resume = apply_burst
+    apply_registry_stop = apply_registry_start = apply_reserve = apply_unreserve = apply_burst
+    apply_freeze = apply_thaw = apply_burst

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chaos import coarse, ddmin   # noqa: E402
 from checks import Frontier, Poller, Violation, stats_mismatch   # noqa: E402
 from cluster import Cluster        # noqa: E402
-from ops import DRILLS, LATER_DRILLS, Model      # noqa: E402
+from ops import ALL_DRILLS, Model      # noqa: E402
 
 
 def burst(c, n):
@@ -179,7 +179,7 @@ class Drills(unittest.TestCase):
         for seed in range(30):
             model = Model(random.Random(seed), 4)
             seen = {model.next_op().get("drill") for _ in range(100)}
-            self.assertEqual(set(DRILLS + LATER_DRILLS) - seen, set(), "seed %d" % seed)
+            self.assertEqual(set(ALL_DRILLS) - seen, set(), "seed %d" % seed)
 
 
 class Counts(unittest.TestCase):

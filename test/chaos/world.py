@@ -21,6 +21,7 @@ import collections
 import datetime
 import os
 import re
+import signal
 import threading
 import time
 
@@ -29,14 +30,31 @@ import psycopg2
 from checks import Frontier, Poller, Violation, stats_mismatch
 from cluster import Cluster, as_user, user_dir
 from layouts import FAMILIES, HWM_STEP_MS, Layout, builtin, default_layout, node_problem
-from ops import CURRENT, DBS
+from ops import CURRENT, DBS, LEASE_POOL, Model
 
 SLACK_MS = 50
 LOST = "connection lost"
 # Ops after which every outbox poller polls: those that restart a server,
 # step its clock or promote one (and bursts with a SIGKILL).
 POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update", "pause",
-              "lose_hwm", "resume"}
+              "lose_hwm", "resume", "registry_start", "thaw"}
+# Ops after which no two servers may hold one node id.
+LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "unreserve"}
+REGISTRY = "REG"            # the registry's cluster: it generates nothing
+RESERVED = "chaos: reserved"    # the holder of node ids the registry must not hand out
+# A registry's row for node ids no leasing server may get, whatever their
+# lease says: those set by hand, and while a holder is frozen, the free
+# ones, so that its node id is the one a new server gets.  Under the
+# leasing servers' epoch: the registry refuses live leases under two.
+RESERVE_SQL = """
+LOCK TABLE idgen_lease IN EXCLUSIVE MODE;
+INSERT INTO idgen_lease AS l (node_id, node_bits, epoch_ms, holder, system_identifier, token,
+    acquired_at, renewed_at, expires_at, released, mark_ms)
+SELECT n, 4, %s, %s, 0, gen_random_uuid(), now(), now(), now() + %s::interval, false, 0
+FROM unnest(%s::int[]) n
+ON CONFLICT (node_id) DO UPDATE SET holder = excluded.holder, token = excluded.token,
+    expires_at = excluded.expires_at, released = false
+WHERE l.released OR l.expires_at <= clock_timestamp()"""
 OUTBOX_DDL = ("CREATE TABLE IF NOT EXISTS chaos_outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), "
               "w int NOT NULL); "
               # DROP EXTENSION ... CASCADE took the default with it
@@ -105,11 +123,25 @@ class World:
         self.pollers = {}           # (server, database) -> Poller of its outbox
         self.counts = {}            # server -> IDs handed out since idgen_stats_reset()
         self.late = []              # IDs of a run that began during a burst
+        self.frozen = {}            # server -> (what, pids SIGSTOPped, its lease then)
+        self.handovers = 0          # IDs made under a node id another server made IDs under
+        # (group, leased node id, node_bits) -> {server: largest ID it made under it}
+        self.lease_tops = collections.defaultdict(dict)
+        self.holder = {}            # leased node id -> (server seen holding it, step)
 
     # -- helpers
     def live(self, c, role="primary"):
         cl = self.clusters.get(c)
-        return cl is not None and cl.running and self.role.get(c) == role
+        return cl is not None and cl.running and self.role.get(c) == role and \
+            (c not in self.frozen or self.frozen[c][0] != "server")
+
+    def conf(self, s):
+        """A leasing server's settings: the registry's conninfo, no node id."""
+        s = dict(s)
+        if s.pop("lease", False):
+            s.pop("node_id", None)
+            s["node_registry"] = "host=%s port=5432 dbname=postgres" % os.path.join(self.root, REGISTRY)
+        return s
 
     def touch(self, c):
         """Raise the lineage's highest clock to the clock in force now."""
@@ -125,7 +157,7 @@ class World:
         sb = s.get("synchronous_standby_names")
         if sb and not self.live(sb, "standby"):
             s.pop("synchronous_standby_names")
-        return s
+        return self.conf(s)
 
     def check_log(self, c):
         cl = self.clusters.get(c)
@@ -163,6 +195,8 @@ class World:
             self.note_capacity(op["clients"][0]["c"])
         for c in list(self.clusters):
             self.check_log(c)
+        if op["op"] in LEASE_CHECK_AFTER:
+            self.check_held()
         if (op["op"] in POLL_AFTER or (op["op"] == "burst" and op.get("kill"))) and op.get("poll", True):
             self.poll_all()
 
@@ -170,7 +204,7 @@ class World:
     def new_cluster(self, name, settings):
         cl = Cluster(self.pg, self.root, name)
         cl.create(self.template)
-        cl.write_settings(settings)
+        cl.write_settings(self.conf(settings))
         return cl
 
     def do_cluster(self, op):
@@ -180,6 +214,17 @@ class World:
         self.lineage[op["c"]] = Lineage()
         cl.start()
         self.touch(op["c"])
+        for db in op.get("dbs", []):
+            cl.query("postgres", 'CREATE DATABASE "%s"' % db)
+            cl.query(db, create_extension(CURRENT))
+        if op["set"].get("lease"):
+            lease = self.wait_lease(op["c"], op.get("wait_lease", 2 * op["set"]["node_lease_s"]))
+            took = self.frozen.get(op.get("takes"), (None, None, None))[2]
+            if took is not None:
+                # the frozen drill reached its case, or not (the registry's view)
+                self.refusals["frozen drill: the new server %s the frozen holder's node id"
+                              % ("leased" if lease and lease[:2] == (took[0], "held") else
+                                 "did not lease")] += 1
 
     def do_restart(self, op):
         c = op["c"]
@@ -187,11 +232,20 @@ class World:
             return False
         self.touch(c)
         cl = self.clusters[c]
+        # a holder restarted cleanly gets its node id back, unless another
+        # server was waiting for one (it may take the released id first)
+        keep = self.lease_of(c) if op["mode"] == "fast" and self.all_held(c) else None
         cl.stop(op["mode"])
         self.lineage[c].frontier.new_run()
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.start()
         self.touch(c)
+        if cl.settings.get("node_registry"):
+            now = self.wait_lease(c, 3 * int(cl.settings["node_lease_s"]))
+            if keep is not None and keep[1] == "held" and now is not None and now[1] == "held" \
+                    and now[0] != keep[0]:
+                raise Violation("lease changed", None, "%s restarted (fast) at step %d leased node id"
+                                " %s, not its own %d" % (c, self.step, now[0], keep[0]))
 
     def do_reload(self, op):
         c = op["c"]
@@ -202,7 +256,168 @@ class World:
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.reload()
         self.wait_setting(cl, "idgen.clock_offset_ms", op["set"]["clock_offset_ms"])
+        time.sleep(op.get("then_ms", 0) / 1000.0)      # nothing happens a while
         self.touch(c)
+
+    # -- node id leases
+    def leasing(self, c):
+        cl = self.clusters.get(c)
+        return cl is not None and bool(cl.settings.get("node_registry"))
+
+    def lease_of(self, c):
+        """(node id, state, previous mark in Unix ms) of c's lease, from
+        the first database whose idgen has idgen_node_lease; None when none."""
+        for db in DBS:
+            try:
+                rows = self.clusters[c].query(
+                    db, "SELECT node_id, CASE WHEN state = 'held' AND seconds_left > 0 THEN 'held'"
+                        " ELSE state END, (extract(epoch FROM previous_mark) * 1000)::bigint"
+                        " FROM idgen_node_lease")
+            except psycopg2.Error:
+                continue
+            lease = tuple(rows[0])
+            if lease[1] == "held" and self.holder.get(lease[0], (None,))[0] != c:
+                self.holder[lease[0]] = (c, self.step)
+            return lease
+        return None
+
+    def wait_lease(self, c, timeout):
+        """Waits until c holds a lease; returns lease_of(c) then."""
+        deadline = time.time() + timeout
+        while True:
+            lease = self.lease_of(c)
+            if lease is None or lease[1] == "held" or time.time() > deadline:
+                return lease
+            time.sleep(0.1)
+
+    def lessees(self):
+        return [c for c in self.clusters if self.leasing(c) and self.live(c)]
+
+    def all_held(self, but):
+        """Every other live leasing server holds a lease (none waits for one)."""
+        for c in self.lessees():
+            if c != but:
+                lease = self.lease_of(c)
+                if lease is None or lease[1] != "held":
+                    return False
+        return True
+
+    def check_held(self):
+        """No node id is held by two live servers at once."""
+        holders = {}
+        for c in self.lessees():
+            lease = self.lease_of(c)
+            if lease and lease[1] == "held":
+                if lease[0] in holders:
+                    raise Violation("node id held twice", None, "servers %s and %s both hold node id"
+                                    " %d at step %d" % (holders[lease[0]], c, lease[0], self.step))
+                holders[lease[0]] = c
+
+    def registry(self):
+        cl = self.clusters.get(REGISTRY)
+        return cl if cl is not None and self.role.get(REGISTRY) == "registry" else None
+
+    def do_registry(self, op):
+        """The registry: a cluster of its own, which nothing generates in,
+        so that stopping it stops no server that generates."""
+        cl = self.new_cluster(REGISTRY, {"node_id": 0})
+        self.clusters[REGISTRY] = cl
+        self.role[REGISTRY] = "registry"
+        cl.start()
+        cl.query("postgres", "CREATE EXTENSION idgen")
+        cl.query("postgres", RESERVE_SQL, (epoch_date_ms(Model.lease_settings()["epoch"]),
+                                           "chaos: set by hand", "100 years", op["reserved"]))
+
+    def do_registry_stop(self, op):
+        cl = self.registry()
+        if cl is None or not cl.running:
+            return False
+        cl.stop("fast")
+
+    def do_registry_start(self, op):
+        """The registry back: every holder renews (or leases again) and generates."""
+        cl = self.registry()
+        if cl is None or cl.running:
+            return False
+        cl.start()
+        for c in self.lessees():
+            self.wait_lease(c, 3 * int(self.clusters[c].settings["node_lease_s"]))
+
+    def do_reserve(self, op):
+        cl = self.registry()
+        if cl is None or not cl.running:
+            return False
+        cl.query("postgres", RESERVE_SQL, (epoch_date_ms(Model.lease_settings()["epoch"]),
+                                           RESERVED, "1 day", list(LEASE_POOL)))
+
+    def do_unreserve(self, op):
+        cl = self.registry()
+        if cl is None or not cl.running:
+            return False
+        cl.query("postgres", "UPDATE idgen_lease SET released = true WHERE holder = %s", (RESERVED,))
+
+    def do_freeze(self, op):
+        """SIGSTOP the postmaster and all its children, or the lease worker alone."""
+        c = op["c"]
+        if not self.live(c) or c in self.frozen:
+            return False
+        cl = self.clusters[c]
+        pm = cl.postmaster_pid()
+        if pm is None:
+            return False
+        pids = [pm] + cl.children(pm)
+        if op["what"] == "worker":
+            pids = [p for p in pids if "idgen node lease" in cmdline(p)]
+            if not pids:
+                return False
+        self.touch(c)
+        lease = self.lease_of(c)
+        if op.get("reserve"):
+            self.do_reserve(op)
+        self.frozen[c] = (op["what"], pids, lease)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass        # a backend that just ended
+
+    def do_thaw(self, op):
+        """SIGCONT, with but_worker to all but the lease worker, which
+        stays frozen (a later thaw wakes it)."""
+        c = op["c"]
+        if c not in self.frozen:
+            return False
+        what, pids, lease = self.frozen.pop(c)
+        worker = [p for p in pids if "idgen node lease" in cmdline(p)] if op.get("but_worker") else []
+        for pid in pids:
+            if pid not in worker:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+        if worker:
+            self.frozen[c] = ("worker", worker, lease)
+        self.touch(c)
+        if op.get("unreserve"):
+            self.do_unreserve(op)
+
+    def do_clone(self, op):
+        """A pg_basebackup of a holder started as a primary: it is a new
+        holder (another node id, or none while all are held)."""
+        c, new = op["c"], op["new"]
+        if not self.live(c) or new in self.clusters:
+            return False
+        src = self.clusters[c]
+        cl = Cluster(self.pg, self.root, new)
+        cl.create_standby(src, clone=True)
+        cl.write_settings(src.settings)
+        self.clusters[new] = cl
+        self.role[new] = "primary"
+        self.lineage[new] = Lineage()
+        cl.start()
+        self.touch(new)
+        self.wait_lease(new, 2)
+        self.check_held()
 
     def note_capacity(self, c):
         """Which tables of shared memory have been full in the server's run
@@ -560,9 +775,11 @@ class World:
                 cur.execute("SELECT name, setting FROM pg_settings WHERE name IN ('idgen.node_id', "
                             "'idgen.node_bits', 'idgen.epoch', 'idgen.clock_offset_ms', 'idgen.max_lead_ms')")
                 s = dict(cur.fetchall())
-                node, bits, epoch, offset, lead = (
-                    int(s["idgen.node_id"]), int(s["idgen.node_bits"]), s["idgen.epoch"],
+                bits, epoch, offset, lead = (
+                    int(s["idgen.node_bits"]), s["idgen.epoch"],
                     int(s["idgen.clock_offset_ms"]), int(s["idgen.max_lead_ms"]))
+                leased = self.leasing(c)
+                node = None if leased else int(s["idgen.node_id"])
                 layouts = {}
                 cur.execute("SELECT to_regclass('idgen_layout') IS NOT NULL")
                 if cur.fetchone()[0]:
@@ -573,8 +790,15 @@ class World:
                         layouts[name] = Layout(name, e, tick, radix, fields, widths)
         finally:
             conn.close()
+        if leased:
+            # The registry's node id; a new holder starts above the mark of
+            # its previous holders, however far ahead of its clock.
+            lease = self.lease_of(c)
+            if lease is not None:
+                node = lease[0]
+                self.lineage[c].hi = max(self.lineage[c].hi, lease[2] or 0)
         return {"node": node, "bits": bits, "epoch_ms": epoch_date_ms(epoch), "offset": offset,
-                "lead": lead, "layouts": layouts}
+                "lead": lead, "layouts": layouts, "leased": leased}
 
     def after_kill(self, kill):
         """Bring the server back after a kill; returns the killed server,
@@ -598,6 +822,13 @@ class World:
         if func in ("objectid", "uuidv7"):
             self.check_opaque(res, view)
             return
+        if view.get("leased") and view["node"] is None:
+            # leased during the call
+            lease = self.lease_of(res["c"])
+            view["node"] = lease[0] if lease else None
+            if view["node"] is None:
+                raise Violation("wrong node", layout_name, "%s/%s %s handed out IDs with no node id"
+                                " leased" % (res["c"], res["db"], res["text"]))
         layout = self.layout_of(layout_name, view)
         if layout is None:
             raise Violation("unknown layout", layout_name,
@@ -625,6 +856,8 @@ class World:
         frontier = self.lineage[res["c"]].frontier
         group, node, bits = layout.group(), view["node"], view["bits"]
         top = max(res["ids"])
+        if view.get("leased"):
+            self.check_lease_handover(res, layout, group, node, bits, where)
         if res.get("late"):
             self.late.append((res["c"], group, node, bits, top))
             return
@@ -637,6 +870,29 @@ class World:
                             " node_bits %d)" % (low, layout.describe(), where, self.step, node,
                                                 bits, bound, why[0], why[1]))
         frontier.add(group, node, bits, top)
+
+    def check_lease_handover(self, res, layout, group, node, bits, where):
+        """A leased node id changes hands upwards: IDs a server makes under
+        it are above every ID another server made under it before (its
+        new holder starts above the old one's mark; the old one, past its
+        fence or woken after its lease was taken, makes none)."""
+        holder = self.holder.get(node)
+        if holder is not None and holder[0] != res["c"]:
+            raise Violation("two holders", layout.name,
+                            "%s made IDs under node id %d at step %d (e.g. %d), which %s has held since"
+                            " step %d" % (where, node, self.step, min(res["ids"]), holder[0], holder[1]))
+        tops = self.lease_tops[(group, node, bits)]
+        others = [(top, c) for c, top in tops.items() if c != res["c"]]
+        low = min(res["ids"])
+        if others and low <= max(others)[0]:
+            bound, who = max(others)
+            raise Violation("resumed below", layout.name,
+                            "%d of %s from %s at step %d (leased node id %d) is not above %d, which"
+                            " %s made under that node id before" % (low, layout.describe(), where,
+                                                                    self.step, node, bound, who))
+        if others and res["c"] not in tops:
+            self.handovers += 1
+        tops[res["c"]] = max(tops.get(res["c"], 0), max(res["ids"]))
 
     def check_decode(self, ident, layout, view, lo, hi, where):
         values = layout.decode(ident)
@@ -787,8 +1043,18 @@ class World:
             self.refusals["%s %s" % (code, normalize(msg))] += 1
 
     def close(self):
+        for c in list(self.frozen):
+            self.do_thaw({"c": c})
         for cl in self.clusters.values():
             cl.remove()
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def fmt_ms(ms):

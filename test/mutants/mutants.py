@@ -114,6 +114,19 @@ MUTANTS = [
      " it returned its horizons: it goes back (fixed by d921768)",
      [("\treturn Max(Min(ms, earlier), Min(hz->default_floor, earlier));\n",
        "\treturn Min(ms, earlier);\n")]),
+    ("lease_fence", "src/lease.c",
+     "a holder that cannot renew its node id lease keeps generating until its ceiling:"
+     " the fence is never checked (issue #31)",
+     [("\tif (!lease_fence_off && lease_left_us() <= 0)\n"
+       "\t\tlease_refuse(&v, psprintf(\"The lease of node id %d ran out before it could be renewed.\",\n"
+       "\t\t\t\t\t\t\t\t  v.node_id));\n"
+       "\tidgen_node_id = v.node_id;\n",
+       "\tidgen_node_id = v.node_id;\n"),
+      ("\tif ((lease_fence_off || lease_left_us() > 0) &&\n", "\tif (true &&\n")]),
+    ("lease_mark", "src/lease_worker.c",
+     "a new holder of a leased node id does not start after its previous holders' mark"
+     " (issue #31)",
+     [("\tint64\t\tstart = Max(previous_mark, own);\n", "\tint64\t\tstart = own;\n")]),
 ]
 BY_NAME = {m[0]: m for m in MUTANTS}
 
