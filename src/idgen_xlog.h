@@ -1,8 +1,9 @@
 /*
  * idgen_xlog.h
  *		The records of idgen's WAL resource manager, as heapam_xlog.h has
- *		heap's: each owner inserts its own (hwm.c a layout's mark, horizon.c
- *		a prepared transaction's entry); rmgr.c replays and describes them.
+ *		heap's: each owner inserts its own (hwm_xlog.c a layout's mark,
+ *		horizon_file.c a prepared transaction's entry); rmgr.c replays and
+ *		describes them.
  *
  * The resource manager id is IDGEN_RMGR_ID, 171 unless the build says
  * otherwise (make IDGEN_RMGR_ID=N).  It is in PostgreSQL's range for custom

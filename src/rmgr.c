@@ -4,10 +4,10 @@
  *		test_custom_rmgrs has them.
  *
  * Two kinds of record (idgen_xlog.h): a layout's high-water mark, which
- * hwm.c writes so that a promoted standby resumes above its old primary's
- * IDs, and a prepared transaction's horizon entry, which horizon.c writes so
- * that a standby holds it after promotion.  Redo hands each record's
- * contents to its owner.
+ * hwm_xlog.c writes so that a promoted standby resumes above its old
+ * primary's IDs, and a prepared transaction's horizon entry, which
+ * horizon_file.c writes so that a standby holds it after promotion.  Redo
+ * hands each record's contents to its owner.
  */
 #include "postgres.h"
 
