@@ -65,7 +65,7 @@ void
 generator_start_as_holder(GenState *st, const GenTarget *t)
 {
 	step_skip_past(st, &t->plan, layout_tick_start(t->plan.layout, me.slot->last_ms));
-	step_apply_floor(st, &t->plan, hwm_floor(t->hwm));
+	step_apply_floor(st, &t->plan, hwm_floor(t->mark_entry));
 }
 
 /*
@@ -78,7 +78,7 @@ static pg_noinline bool
 generator_start_tick(GenState *st, const GenTarget *t, int64 tick, int64 n, int64 *id)
 {
 	/* The tick's start: a long tick must not push the mark far ahead. */
-	if (!hwm_reserve(t->hwm, tick))
+	if (!hwm_reserve(t->mark_entry, tick))
 		return false;
 	/*
 	 * A leased node id: the lease must hold the tick.  Checked after the
@@ -98,7 +98,7 @@ generator_wait_confirmed(const GenTarget *t, int64 tick)
 {
 	if (t->plan.stats)
 		stats_pending(t->plan.stats)->confirm_waits++;
-	hwm_wait_confirmed(t->hwm, tick);
+	hwm_wait_confirmed(t->mark_entry, tick);
 }
 
 /*
@@ -229,7 +229,7 @@ generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
 	for (;;)
 	{
 		int64		floor;
-		GenState   *st = registry_lock_state(shared ? plan->layout : NULL, t->hwm,
+		GenState   *st = registry_lock_state(shared ? plan->layout : NULL, t->mark_entry,
 												 shared, &floor);
 		StepResult	r;
 		bool		done;

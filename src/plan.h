@@ -16,7 +16,7 @@
 typedef struct GenTarget
 {
 	GenPlan		plan;
-	HwmEntry   *hwm;
+	HwmEntry   *mark_entry;
 	int64	   *holder_last_ms; /* NULL unless in a dedicated slot */
 } GenTarget;
 

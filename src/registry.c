@@ -32,7 +32,7 @@
  *	  generator only, so a step that raises a mark (file write and fsync)
  *	  holds up only the backends of that state.
  *	- layout_lock (exclusive) guards which definition each layout state
- *	  holds (key, incarnation, hwm): it is taken to look a definition up and
+ *	  holds (key, incarnation, mark entry): it is taken to look a definition up and
  *	  to give a state to another one, and then the state's lock is taken
  *	  under it.  A backend that knows its state's incarnation takes the
  *	  state's lock alone and checks the incarnation under it: a state is
@@ -74,7 +74,7 @@ typedef struct LayoutState
 {
 	LayoutTableEntry head;		/* which definition; first, for layout_table.c */
 	LWLock	   *lock;			/* guards gen */
-	HwmEntry   *hwm;			/* the layout's mark, told of the state's end */
+	HwmEntry   *mark_entry;	/* the layout's mark, told of the state's end */
 	GenState	gen;
 } LayoutState;
 
@@ -276,7 +276,7 @@ registry_note_recycled(void)
  * ended with its own layout's mark (hwm_retire), for registry_state_floor().
  */
 static LayoutState *
-registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
+registry_lookup_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
 					   bool *fresh)
 {
 	LayoutTable table = {
@@ -299,11 +299,11 @@ registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef 
 	{
 		if (state->head.incarnation != 0)
 		{
-			hwm_retire(state->hwm, state->gen.last_ms);
+			hwm_retire(state->mark_entry, state->gen.last_ms);
 			registry_note_recycled();
 		}
 		memset(&state->gen, 0, sizeof(state->gen));
-		state->hwm = hwm;
+		state->mark_entry = mark_entry;
 		layout_table_give(&table, &state->head, &key, hash);
 	}
 	LWLockRelease(registry->layout_lock);
@@ -319,16 +319,16 @@ registry_lookup_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef 
  * (registry_lookup_layout notes it); a state in use needs the floor only.
  */
 static int64
-registry_state_floor(HwmEntry *hwm, bool fresh)
+registry_state_floor(HwmEntry *mark_entry, bool fresh)
 {
 	if (!fresh)
-		return hwm_floor(hwm);
-	return Max(hwm_floor(hwm), hwm_retired(hwm) + 1);
+		return hwm_floor(mark_entry);
+	return Max(hwm_floor(mark_entry), hwm_retired(mark_entry) + 1);
 }
 
 /* The locked state of a layout definition: where *ref says, or looked up. */
 static LayoutState *
-registry_lock_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
+registry_lock_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
 					 bool *fresh)
 {
 	if (ref->index >= 0)
@@ -340,7 +340,7 @@ registry_lock_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *r
 			return state;
 		LWLockRelease(state->lock);	/* given to another definition */
 	}
-	return registry_lookup_layout(layout, hwm, ref, fresh);
+	return registry_lookup_layout(layout, mark_entry, ref, fresh);
 }
 
 /*
@@ -351,7 +351,7 @@ registry_lock_layout(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *r
  * the step.  The caller unlocks with registry_unlock_state(), passing ref.
  */
 GenState *
-registry_lock_state(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *ref,
+registry_lock_state(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
 					int64 *floor)
 {
 	GenState   *gen;
@@ -363,8 +363,8 @@ registry_lock_state(const IdgenLayout *layout, HwmEntry *hwm, LayoutStateRef *re
 		gen = &registry->slots[registry_shared_index()].slot.gen;
 	}
 	else
-		gen = &registry_lock_layout(layout, hwm, ref, &fresh)->gen;
-	*floor = registry_state_floor(hwm, fresh);
+		gen = &registry_lock_layout(layout, mark_entry, ref, &fresh)->gen;
+	*floor = registry_state_floor(mark_entry, fresh);
 	return gen;
 }
 

@@ -50,7 +50,7 @@ typedef struct LayoutStateRef
 
 #define LAYOUT_STATE_REF_INIT {-1, 0}
 
-extern GenState *registry_lock_state(const IdgenLayout *layout, HwmEntry *hwm,
+extern GenState *registry_lock_state(const IdgenLayout *layout, HwmEntry *mark_entry,
 									 LayoutStateRef *ref, int64 *floor);
 extern void registry_unlock_state(const LayoutStateRef *ref);
 extern void registry_capacity(IdgenCapacity *slots, IdgenCapacity *states);

@@ -49,7 +49,7 @@
 typedef struct StatsEntry
 {
 	LayoutTableEntry head;		/* which definition; first, for layout_table.c */
-	HwmEntry   *hwm;			/* the layout's mark on this server */
+	HwmEntry   *mark_entry;	/* the layout's mark on this server */
 	int64		end_ms;			/* last Unix ms the time field holds */
 	pg_atomic_uint64 counts[STATS_NCOUNTERS];
 	pg_atomic_uint64 published; /* TimestampTz last added to */
@@ -69,7 +69,7 @@ struct StatsLocal
 {
 	LayoutKey	key;
 	uint32		hash;
-	HwmEntry   *hwm;
+	HwmEntry   *mark_entry;
 	int64		end_ms;
 	const uint64 *own;			/* its state's issued counter */
 	uint64		own_base;		/* *own already counted */
@@ -185,7 +185,7 @@ stats_entry(const StatsLocal *l)
 	for (int c = 0; c < STATS_NCOUNTERS; c++)
 		pg_atomic_write_u64(&victim->counts[c], 0);
 	layout_table_give(&table, &victim->head, &l->key, l->hash);
-	victim->hwm = l->hwm;
+	victim->mark_entry = l->mark_entry;
 	victim->end_ms = l->end_ms;
 	victim->reset = GetCurrentTimestamp();
 	return victim;
@@ -291,7 +291,7 @@ stats_backend_exit(int code, Datum arg)
  * generator keeps the pointer in its plan.
  */
 StatsLocal *
-stats_local(const IdgenLayout *layout, HwmEntry *hwm)
+stats_local(const IdgenLayout *layout, HwmEntry *mark_entry)
 {
 	LayoutKey	key;
 	uint32		hash;
@@ -312,7 +312,7 @@ stats_local(const IdgenLayout *layout, HwmEntry *hwm)
 	l = MemoryContextAllocZero(TopMemoryContext, sizeof(StatsLocal));
 	l->key = key;
 	l->hash = hash;
-	l->hwm = hwm;
+	l->mark_entry = mark_entry;
 	l->end_ms = layout_last_ms(layout);
 	l->next = my_locals;
 	my_locals = l;
@@ -360,7 +360,7 @@ stats_add_row(ReturnSetInfo *rsinfo, StatsEntry *e, int64 now)
 {
 	Datum		values[STATS_COLS];
 	bool		nulls[STATS_COLS] = {false};
-	int64		mark = e->hwm ? hwm_mark(e->hwm) : 0;
+	int64		mark = e->mark_entry ? hwm_mark(e->mark_entry) : 0;
 	uint64		c[STATS_NCOUNTERS];
 	Interval   *left = palloc0(sizeof(Interval));
 

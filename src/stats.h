@@ -34,7 +34,7 @@ typedef struct StatsLocal StatsLocal;
 extern void stats_shmem_request(void);
 extern void stats_shmem_startup(void);
 
-extern StatsLocal *stats_local(const IdgenLayout *layout, HwmEntry *hwm);
+extern StatsLocal *stats_local(const IdgenLayout *layout, HwmEntry *mark_entry);
 extern StatsCounters *stats_pending(StatsLocal *local);
 extern void stats_track(StatsLocal *local, const uint64 *own);
 extern void stats_untrack(StatsLocal *local, const uint64 *own);
