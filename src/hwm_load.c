@@ -227,7 +227,9 @@ hwm_bind_default_layout(int64 epoch_ms, int64 mark)
 		if (hwm_convert(mark, epoch_ms, e->epoch_ms) > hwm_read(&e->floor))
 		{
 			hwm_merge(e, epoch_ms, mark);
-			e->epoch_later = true;
+			/* refused until the clock passes it, with the reason; else led */
+			if (epoch_ms < def->epoch_ms)
+				e->epoch_later = true;
 			hwm_write(NULL);
 		}
 	}
