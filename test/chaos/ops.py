@@ -109,6 +109,10 @@ class Model:
         later = list(LATER_DRILLS)
         self.r.shuffle(later)
         self.drills += later
+        # epoch_later twice in a row: a server that never polled first, then
+        # one with a poller (drill_epoch_later)
+        self.drills.insert(self.drills.index("epoch_later"), "epoch_later")
+        self.epoch_later_runs = 0
         # the lease drills among those
         for kind in LEASE_DRILLS:
             self.drills.insert(self.r.randint(len(DRILLS), len(self.drills)), kind)
@@ -367,20 +371,23 @@ class Model:
                 return {"op": "ext_update", "c": c, "db": self.r.choice(self.dbs(c, "1.0"))}
         return self.choose_promote()
 
-    def quiet_primary(self):
-        """A primary without a standby, whose settings may change."""
-        prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
+    def quiet_primaries(self):
+        """Primaries without a standby, whose settings may change."""
+        return [c for c in self.primaries() if not self.clusters[c]["standby"]
                 and self.dbs(c, CURRENT) and not self.leasing(c)]
+
+    def quiet_primary(self):
+        prim = self.quiet_primaries()
         return self.r.choice(prim) if prim else None
 
-    def settings_drill(self, change, poller, aheads):
+    def settings_drill(self, change, poller, aheads, c=None):
         """The clock ahead, IDs, then a restart with other settings and the
         clock right: IDs must resume above the earlier ones, or be refused
         (an epoch moved later).  With a poller, its horizons are ahead too,
         and transactions then hold IDs at once, the clock behind them.
         Without, nobody polls while the clock is ahead: the horizon's floor
         would keep IDs above it whatever the marks said."""
-        c = self.quiet_primary()
+        c = c or self.quiet_primary()
         if c is None:
             return None
         db = self.r.choice(self.dbs(c, CURRENT))
@@ -412,7 +419,41 @@ class Model:
             y, m, d = (int(x) for x in s["epoch"].split("-"))
             moved = datetime.date(y, m, d) + datetime.timedelta(days=self.r.choice([1, 60]))
             return {"epoch": moved.isoformat()}
-        return self.settings_drill(later, True, [3000, 4000])
+        # Where the horizon was ever taken, its file's mark refuses the moved
+        # epoch as well, up to the horizons it returned: the first run is on
+        # a new server that never polls, where only the marks of
+        # hwm_move_epoch() stand between the IDs and those made before; the
+        # second has a poller, for the horizon across the move.
+        self.epoch_later_runs += 1
+        if self.epoch_later_runs == 1:
+            op = self.epoch_later_unpolled(later)
+            if op is not None:
+                return op
+        # far enough ahead that the clock is still behind the horizons when
+        # the writers take IDs after the epoch is back (mutant horizon_restart)
+        return self.settings_drill(later, True, [6000, 8000])
+
+    def epoch_later_unpolled(self, later):
+        """A new server of its own: the clock ahead, IDs of idgen's layout,
+        the epoch moved later (refused until the clock passes those IDs),
+        and back; then it is retired."""
+        node = self.free_node()
+        if node is None:
+            return None
+        c, db = self.new_name("E"), self.db_names[0]
+        s = dict(self.default_settings(node), max_clock_regression_ms=10000)
+        ahead = dict(s, clock_offset_ms=self.r.choice([3000, 4000]))
+        moved = dict(s, **later(s))
+        def ids():
+            return {"op": "burst", "kill": None,
+                    "clients": [{"c": c, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]}
+        ops = [{"op": "cluster", "c": c, "set": s, "dbs": [db]},
+               {"op": "reload", "c": c, "set": ahead, "poll": False}, ids(),
+               {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": moved},
+               ids(), {"op": "restart", "c": c, "mode": "fast", "set": s, "poll": False}, ids(),
+               {"op": "retire", "c": c}]
+        self.queue += ops[1:]
+        return ops[0]
 
     def drill_churn(self):
         """Sessions one after another on one worker id, each borrowing ahead
@@ -537,21 +578,16 @@ class Model:
         """idgen_hwm deleted after a CHECKPOINT, with the server stopped,
         the clock then behind the server's last IDs: generating is refused
         in every layout (docs/guarantees.md, The mark file is lost) until
-        idgen_resume_after() and a restart; then IDs resume above.  The time
-        given is past the newest ID, as the hint says, or past every ID the
-        clock allowed; the outbox's poll before the loss takes a horizon
-        above the newest ID."""
+        idgen_resume_after() and a restart; then IDs resume above."""
         c = self.quiet_primary()
         if c is None:
             return None
         db = self.r.choice(self.dbs(c, CURRENT))
         s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
         ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([2000, 3000]))
-        ops = [{"op": "reload", "c": c, "set": ahead, "poll": False},
-               self.outbox_in(c, db) or self.burst_on(c, c),
+        ops = [{"op": "reload", "c": c, "set": ahead, "poll": False}, self.burst_on(c, c),
                {"op": "lose_hwm", "c": c, "set": s}, self.burst_on(c, c),
-               {"op": "resume", "c": c, "db": db, "newest": self.r.random() < 0.5},
-               self.burst_on(c, c), self.outbox_in(c, db)]
+               {"op": "resume", "c": c, "db": db}, self.burst_on(c, c), self.outbox_in(c, db)]
         ops = [op for op in ops if op]
         self.queue += ops[1:]
         return ops[0]
@@ -887,7 +923,8 @@ class Model:
                                   "combos": set(p["combos"]) if op["sync"] else
                                   {(node, p["set"]["node_bits"])},
                                   "epochs": set(p["epochs"]) if op["sync"] else {p["set"]["epoch"]},
-                                  "sync": op["sync"], "primary": op["c"]}
+                                  "sync": op["sync"], "primary": op["c"],
+                                  "polled": p.get("polled", False)}
         p["standby"] = op["s"]
         self.used_nodes.add(node)
         if op["sync"]:
@@ -939,6 +976,10 @@ class Model:
     def apply_burst(self, op):
         pass
 
-    apply_outbox = apply_pause = apply_resume = apply_burst
+    def apply_outbox(self, op):
+        # its horizon file has a mark from now on, and copies of it too
+        self.clusters[op["c"]]["polled"] = True
+
+    apply_pause = apply_resume = apply_burst
     apply_registry_stop = apply_registry_start = apply_reserve = apply_unreserve = apply_burst
     apply_freeze = apply_thaw = apply_burst
