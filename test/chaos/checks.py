@@ -10,13 +10,18 @@ server's runs, of its outbox cursor, and of idgen_stats.
   interleave worker ids, so only IDs of earlier runs bound new ones.
 - The outbox poller (Poller): idgen_horizon() never decreases along a
   lineage (restarts, crashes, clock steps, promotions of synchronous
-  standbys), and a poller following docs/outbox.md reads every committed
-  row of an outbox table exactly once.
+  standbys), nor does idgen_horizon(name) of a layout other than idgen's
+  own (NAMED_HORIZON: idgen's layout has a floor of its own that may hide
+  what transactions publish), and a poller following docs/outbox.md reads
+  every committed row of an outbox table exactly once.
 - Counts (stats_mismatch): idgen_stats.ids per layout equals what the
   sessions that ended cleanly were handed since idgen_stats_reset().
 """
 
 import copy
+
+# A built-in layout, so that no op drops or redefines it under the poller.
+NAMED_HORIZON = "twitter"
 
 class Violation(Exception):
     def __init__(self, kind, layout, message):
@@ -76,6 +81,8 @@ class Poller:
     def __init__(self):
         self.cursor = 0
         self.highest = None     # the largest horizon it was given
+        self.named = None       # the largest of NAMED_HORIZON's
+        self.named_switched = False
         self.read = {}          # id -> step it was read at
         self.polls = 0
         self.switched = False   # to a promoted standby, its horizon not yet past the cursor
@@ -88,7 +95,7 @@ class Poller:
         docs/outbox.md has it keep its cursor until the new primary's
         horizon passes it (no row may be written below it meanwhile)."""
         other = self.copy()
-        other.switched = True
+        other.switched = other.named_switched = True
         return other
 
     def waits(self, h):
@@ -106,6 +113,19 @@ class Poller:
                             " on this server or the one it was promoted from (%d IDs below)"
                             % (where, h, step, self.highest, self.highest - h))
         self.highest = h if self.highest is None else max(self.highest, h)
+
+    def take_named(self, h, step, where):
+        """idgen_horizon(NAMED_HORIZON), taken after idgen_horizon(): the
+        same rule, in that layout's IDs."""
+        if self.named is not None and h < self.named:
+            if self.named_switched:
+                return
+            raise Violation("horizon went back", NAMED_HORIZON,
+                            "%s: idgen_horizon('%s') returned %d at step %d, below %d returned"
+                            " before on this server or the one it was promoted from"
+                            % (where, NAMED_HORIZON, h, step, self.named))
+        self.named_switched = False
+        self.named = h if self.named is None else max(self.named, h)
 
     def take_rows(self, ids, h, step, where):
         for ident in ids:

@@ -15,7 +15,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from chaos import coarse, ddmin   # noqa: E402
-from checks import Frontier, Poller, Violation, stats_mismatch   # noqa: E402
+from checks import NAMED_HORIZON, Frontier, Poller, Violation, stats_mismatch   # noqa: E402
 from cluster import Cluster        # noqa: E402
 from ops import ALL_DRILLS, Model      # noqa: E402
 
@@ -170,6 +170,19 @@ class Pollers(unittest.TestCase):
         self.assertTrue(s.waits(80))    # keeps its cursor
         self.assertFalse(s.waits(120))
         self.assertFalse(s.waits(80))   # passed once: strict again
+
+    def test_a_named_layouts_horizon_must_not_go_back(self):
+        p = Poller()
+        p.take_named(500, 1, "A")
+        p.take_named(500, 2, "A")
+        with self.assertRaises(Violation) as cm:
+            p.take_named(499, 3, "A")
+        self.assertEqual(cm.exception.layout, NAMED_HORIZON)
+        s = p.switch()
+        s.take_named(400, 4, "B")       # a promoted standby's, until it passes
+        s.take_named(600, 5, "B")
+        with self.assertRaises(Violation):
+            s.take_named(550, 6, "B")
 
 
 class Drills(unittest.TestCase):

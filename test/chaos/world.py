@@ -27,7 +27,7 @@ import time
 
 import psycopg2
 
-from checks import Frontier, Poller, Violation, stats_mismatch
+from checks import NAMED_HORIZON, Frontier, Poller, Violation, stats_mismatch
 from cluster import Cluster, as_user, user_dir
 from layouts import FAMILIES, HWM_STEP_MS, Layout, builtin, default_layout, node_problem
 from ops import CURRENT, DBS, LEASE_POOL, Model
@@ -1175,6 +1175,14 @@ def poll_once(conn, poller, step, where, refusals):
         cur.execute("SELECT id FROM chaos_outbox WHERE id >= %s AND id < %s ORDER BY id",
                     (poller.cursor, h))
         poller.take_rows([r[0] for r in cur.fetchall()], h, step, where)
+        try:
+            cur.execute("SELECT idgen_horizon(%s)", (NAMED_HORIZON,))
+        except psycopg2.Error as e:
+            if e.pgcode is None:
+                raise
+            refusals["horizon('%s'): %s %s" % (NAMED_HORIZON, e.pgcode, normalize(str(e)))] += 1
+            return True
+        poller.take_named(cur.fetchone()[0], step, where)
     return True
 
 
