@@ -15,6 +15,9 @@
  * layouts it holds when it is created.  A trigger rewrites it after every
  * statement that changes the table.  The rows of idgen_layout restored later
  * are the same, and its row trigger skips them (src/catalog.c).
+ *
+ * The function is read, never run: whoever may create functions in idgen's
+ * schema could otherwise have a restore, run by a superuser, run theirs.
  */
 #include "postgres.h"
 
@@ -22,6 +25,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/event_trigger.h"
@@ -30,7 +34,10 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "parser/parser.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -131,6 +138,25 @@ restore_current_body(Oid funcoid)
 	return body;
 }
 
+static Form_pg_proc
+restore_proc(Oid funcoid, HeapTuple *tuple)
+{
+	*tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcoid));
+	if (!HeapTupleIsValid(*tuple))
+		elog(ERROR, "cache lookup failed for function %u", funcoid);
+	return (Form_pg_proc) GETSTRUCT(*tuple);
+}
+
+static Oid
+restore_function_owner(Oid funcoid)
+{
+	HeapTuple	tuple;
+	Oid			owner = restore_proc(funcoid, &tuple)->proowner;
+
+	ReleaseSysCache(tuple);
+	return owner;
+}
+
 static Oid
 restore_table_owner(Oid relid)
 {
@@ -161,29 +187,39 @@ static void
 restore_rewrite(Oid relid, Oid nsp, Oid funcoid, const char *body)
 {
 	char	   *func = restore_qualified(nsp, SAVED_FUNCTION);
+	Oid			owner = restore_table_owner(relid);
+	bool		foreign = OidIsValid(funcoid) && restore_function_owner(funcoid) != owner;
 	Oid			save_userid;
 	int			save_sec;
 	bool		save_creating = creating_extension;
 	Oid			save_extension = CurrentExtensionObject;
 
+	/* a function of another role's would stay theirs to change, if replaced */
+	if (foreign && !has_privs_of_role(owner, restore_function_owner(funcoid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("function %s() is owned by role \"%s\", not by the owner of table %s",
+						func, GetUserNameFromId(restore_function_owner(funcoid), false), "idgen_layout"),
+				 errdetail("idgen keeps a copy of the table's rows in this function, as the table's owner."),
+				 errhint("Drop function %s(), then change the layouts again.", func)));
 	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(restore_table_owner(relid),
+	SetUserIdAndSecContext(owner,
 						   save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 	restore_saving = true;
 	creating_extension = false;
 	CurrentExtensionObject = InvalidOid;
 	PG_TRY();
 	{
-		if (body == NULL)
+		if (body == NULL || foreign)
 			restore_execute(psprintf("DROP FUNCTION %s()", func));
-		else
+		if (body != NULL)
 		{
 			restore_execute(psprintf("CREATE OR REPLACE FUNCTION %s() RETURNS pg_catalog.jsonb"
 									 " LANGUAGE sql IMMUTABLE PARALLEL SAFE AS %s",
 									 func, quote_literal_cstr(body)));
 			/* dropped with the extension; replacing forgets that */
 			restore_execute(psprintf("ALTER FUNCTION %s() DEPENDS ON EXTENSION idgen", func));
-			if (!OidIsValid(funcoid))
+			if (!OidIsValid(funcoid) || foreign)
 				restore_execute(psprintf("COMMENT ON FUNCTION %s() IS %s", func,
 										 quote_literal_cstr("the layouts of table idgen_layout, kept by idgen: pg_dump restores this function before any table's data, and creating it defines the layouts it holds")));
 		}
@@ -261,20 +297,84 @@ restore_command_made(Oid funcoid)
 	return SPI_processed > 0;
 }
 
+/* Whether a cast's type is jsonb, as idgen writes it or plainly. */
+static bool
+restore_is_jsonb(const TypeName *type)
+{
+	int			n = list_length(type->names);
+
+	return type->arrayBounds == NIL && type->typmods == NIL && !type->setof &&
+		(n == 1 || (n == 2 && strcmp(strVal(linitial(type->names)), "pg_catalog") == 0)) &&
+		strcmp(strVal(llast(type->names)), "jsonb") == 0;
+}
+
+/* The literal of body "SELECT '<json>'::jsonb" and nothing else, or NULL. */
+static char *
+restore_body_literal(const char *body)
+{
+	List	   *stmts = raw_parser(body, RAW_PARSE_DEFAULT);
+	SelectStmt *select;
+	ResTarget  *target;
+	TypeCast   *cast;
+	A_Const    *literal;
+
+	if (list_length(stmts) != 1)
+		return NULL;
+	select = (SelectStmt *) linitial_node(RawStmt, stmts)->stmt;
+	if (!IsA(select, SelectStmt) || select->op != SETOP_NONE || select->withClause ||
+		select->fromClause || select->whereClause || select->valuesLists ||
+		list_length(select->targetList) != 1)
+		return NULL;
+	target = linitial_node(ResTarget, select->targetList);
+	cast = (TypeCast *) target->val;
+	if (!IsA(cast, TypeCast) || !restore_is_jsonb(cast->typeName) || !IsA(cast->arg, A_Const))
+		return NULL;
+	literal = (A_Const *) cast->arg;
+	if (literal->isnull || !IsA(&literal->val, String))
+		return NULL;
+	return strVal(&literal->val);
+}
+
+/*
+ * The layouts function funcoid holds, read from its body, which must be of
+ * the one form idgen writes: a LANGUAGE sql function returning a literal.
+ */
+static char *
+restore_saved_json(Oid funcoid)
+{
+	HeapTuple	tuple;
+	Form_pg_proc proc = restore_proc(funcoid, &tuple);
+	bool		sql = proc->prolang == SQLlanguageId && proc->prorettype == JSONBOID;
+	char	   *json = NULL;
+
+	ReleaseSysCache(tuple);
+	if (sql)
+		json = restore_body_literal(restore_current_body(funcoid));
+	if (json == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_FUNCTION_DEFINITION),
+				 errmsg("function %s() does not hold idgen layouts", SAVED_FUNCTION),
+				 errdetail("idgen reads the layouts a restore brings from this function's body, which must be a LANGUAGE sql function returning one jsonb literal; it never runs it."),
+				 errhint("Give the function another name, or define the layouts with idgen_define_layout().")));
+	return json;
+}
+
 /*
  * Defines the layouts the function holds that this database lacks; one
  * defined here otherwise is an error, before any is defined.
  */
 static void
-restore_define(Oid relid, Oid nsp)
+restore_define(Oid relid, const char *json)
 {
 	char	   *table = restore_qualified(get_rel_namespace(relid), get_rel_name(relid));
-	char	   *saved = psprintf("pg_catalog.jsonb_populate_recordset(NULL::%s, %s())",
-								 table, restore_qualified(nsp, SAVED_FUNCTION));
+	char	   *saved = psprintf("pg_catalog.jsonb_populate_recordset(NULL::%s, $1::pg_catalog.jsonb)",
+								 table);
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(json)};
 
-	if (SPI_execute(psprintf("SELECT r.name FROM %s r JOIN %s l ON l.name OPERATOR(pg_catalog.=) r.name"
-							 " WHERE NOT (l OPERATOR(pg_catalog.=) r) ORDER BY 1 LIMIT 1",
-							 saved, table), true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(psprintf("SELECT r.name FROM %s r JOIN %s l ON l.name OPERATOR(pg_catalog.=) r.name"
+									   " WHERE NOT (l OPERATOR(pg_catalog.=) r) ORDER BY 1 LIMIT 1",
+									   saved, table), 1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not compare the saved layouts with table %s", table);
 	if (SPI_processed > 0)
 		ereport(ERROR,
@@ -284,9 +384,9 @@ restore_define(Oid relid, Oid nsp)
 				 errdetail("Function %s(), as a restore of a dump creates it, defines the layouts of the dumped database.",
 						   SAVED_FUNCTION),
 				 errhint("Restore into a new database, or drop the layout here first with idgen_drop_layout().")));
-	if (SPI_execute(psprintf("INSERT INTO %s SELECT r.* FROM %s r WHERE NOT EXISTS"
-							 " (SELECT FROM %s l WHERE l.name OPERATOR(pg_catalog.=) r.name)",
-							 table, saved, table), false, 0) != SPI_OK_INSERT)
+	if (SPI_execute_with_args(psprintf("INSERT INTO %s SELECT r.* FROM %s r WHERE NOT EXISTS"
+									   " (SELECT FROM %s l WHERE l.name OPERATOR(pg_catalog.=) r.name)",
+									   table, saved, table), 1, argtypes, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not define the saved layouts in table %s", table);
 }
 
@@ -316,12 +416,12 @@ idgen_layout_restore(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	nsp = get_extension_schema(ext);
 	funcoid = restore_function(nsp);
-	if (!OidIsValid(funcoid) || get_func_rettype(funcoid) != JSONBOID)
+	if (!OidIsValid(funcoid))
 		PG_RETURN_VOID();
 
 	SPI_connect();
 	if (restore_command_made(funcoid))
-		restore_define(relid, nsp);
+		restore_define(relid, restore_saved_json(funcoid));
 	SPI_finish();
 	PG_RETURN_VOID();
 }

@@ -159,3 +159,46 @@ CREATE FUNCTION idgen_layouts_saved() RETURNS jsonb LANGUAGE sql AS $$
 	          "fields": ["time", "sequence"], "widths": [41, 12], "time_unit": "00:00:00.001"}]'::jsonb $$;
 ROLLBACK;
 SELECT count(*) AS layouts, pg_temp.saved_differs() AS differs FROM idgen_layout;
+-- the function is read, never run: one of another form, made as a restore
+-- run by a superuser would make it, runs nothing and defines nothing
+BEGIN;
+TRUNCATE idgen_layout;
+CREATE FUNCTION idgen_layouts_saved() RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN RAISE NOTICE 'idgen_layouts_saved() ran as %', current_user; RETURN '[]'; END $$;
+ROLLBACK;
+CREATE FUNCTION pg_temp.noisy() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN RAISE NOTICE 'noisy() ran as %', current_user; RETURN true; END $$;
+BEGIN;
+TRUNCATE idgen_layout;
+CREATE FUNCTION idgen_layouts_saved() RETURNS jsonb LANGUAGE sql AS $$
+	SELECT '[]'::jsonb WHERE pg_temp.noisy() $$;
+ROLLBACK;
+-- a role that may create functions in idgen's schema and slips one in by
+-- renaming it (no CREATE FUNCTION, no event trigger) loses it to the next
+-- change of layouts, which makes it the table owner's
+CREATE ROLE idgen_squatter;
+GRANT CREATE ON SCHEMA public TO idgen_squatter;
+BEGIN;
+TRUNCATE idgen_layout;
+SET ROLE idgen_squatter;
+CREATE FUNCTION public.squat() RETURNS jsonb LANGUAGE sql AS $$ SELECT '[]'::jsonb $$;
+ALTER FUNCTION public.squat() RENAME TO idgen_layouts_saved;
+RESET ROLE;
+SELECT idgen_define_layout('after_squat', '2020-01-01+00', '{time,sequence}', '{41,12}');
+SELECT p.proowner = c.relowner AS owned_by_table_owner, pg_temp.saved_differs() AS differs
+FROM pg_proc p, pg_class c
+WHERE p.oid = 'idgen_layouts_saved()'::regprocedure AND c.oid = 'idgen_layout'::regclass;
+ROLLBACK;
+-- a table owner without the squatter's privileges is told to drop it
+CREATE ROLE idgen_layout_owner;
+BEGIN;
+TRUNCATE idgen_layout;
+ALTER TABLE idgen_layout OWNER TO idgen_layout_owner;
+SET ROLE idgen_squatter;
+CREATE FUNCTION public.squat() RETURNS jsonb LANGUAGE sql AS $$ SELECT '[]'::jsonb $$;
+ALTER FUNCTION public.squat() RENAME TO idgen_layouts_saved;
+RESET ROLE;
+SELECT idgen_define_layout('after_squat', '2020-01-01+00', '{time,sequence}', '{41,12}');
+ROLLBACK;
+REVOKE CREATE ON SCHEMA public FROM idgen_squatter;
+DROP ROLE idgen_squatter, idgen_layout_owner;
