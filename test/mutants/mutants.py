@@ -107,8 +107,8 @@ MUTANTS = [
     ("restore_layouts", "src/restore.c",
      "a restore does not define the layouts before the data: rows whose CHECK reads a layout"
      " through a function are lost (issue #28 item 4)",
-     [("\tif (restore_command_made(funcoid))\n\t\trestore_define(relid, nsp);\n",
-       "\tif (restore_command_made(funcoid) && false)\n\t\trestore_define(relid, nsp);\n")]),
+     [("\tif (restore_command_made(funcoid))\n\t\trestore_define(relid, restore_saved_json(funcoid));\n",
+       "\tif (restore_command_made(funcoid) && false)\n\t\trestore_define(relid, restore_saved_json(funcoid));\n")]),
     ("horizon_epoch", "src/horizon_sql.c",
      "after idgen.epoch moved later, idgen_horizon() no longer stands at the mark under which"
      " it returned its horizons: it goes back (fixed by d921768)",
