@@ -69,6 +69,7 @@ layout_gen_plan(LayoutGen *lg, const IdgenLayout *layout)
 		if (!was_dedicated)
 		{
 			memset(&lg->gen, 0, sizeof(lg->gen));
+			step_reset_counts(&lg->gen);
 			generator_start_as_holder(&lg->gen, t);
 		}
 		else
