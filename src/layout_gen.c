@@ -4,14 +4,14 @@
  *		when its worker id fits the layout, a state of its own; otherwise the
  *		way to the layout definition's state shared by the server's backends
  *		under a lock of its own (registry.c).  A plan is made again when the
- *		backend claims another slot or the catalog of layouts changes.
+ *		backend claims another slot or the layout definitions change.
  */
 #include "postgres.h"
 
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 
-#include "catalog.h"
+#include "layout_defs.h"
 #include "layout_gen.h"
 #include "stats.h"
 
@@ -26,7 +26,7 @@ static void
 layout_gen_planned(LayoutGen *lg)
 {
 	lg->claim = generator_attachment()->claims;
-	lg->catalog = catalog_generation();
+	lg->defs = layout_defs_generation();
 }
 
 /*
@@ -91,7 +91,7 @@ typedef struct LayoutCallCache
 static inline bool
 layout_gen_current(const LayoutGen *lg)
 {
-	return lg->claim == generator_attachment()->claims && lg->catalog == catalog_generation();
+	return lg->claim == generator_attachment()->claims && lg->defs == layout_defs_generation();
 }
 
 static LayoutGen *
@@ -110,11 +110,11 @@ layout_gen_lookup(const char *name)
 								  HASH_ELEM | HASH_STRINGS);
 	}
 	if (strlen(name) >= NAMEDATALEN)
-		(void) catalog_resolve(name); /* reports the unknown layout */
+		(void) layout_defs_resolve(name); /* reports the unknown layout */
 	lg = hash_search(layout_gens, name, HASH_FIND, NULL);
 	if (lg == NULL || !layout_gen_current(lg))
 	{
-		const IdgenLayout *layout = catalog_resolve(name);
+		const IdgenLayout *layout = layout_defs_resolve(name);
 
 		lg = hash_search(layout_gens, name, HASH_ENTER, &found);
 		if (!found)

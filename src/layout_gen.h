@@ -19,7 +19,7 @@ typedef struct LayoutGen
 	bool		dedicated;
 	LayoutStateRef shared;		/* the definition's shared state, if not */
 	uint64		claim;			/* claims of the attachment when planned */
-	uint64		catalog;		/* catalog_generation() when planned */
+	uint64		defs;			/* layout_defs_generation() when planned */
 } LayoutGen;
 
 extern LayoutGen *layout_gen_for_call(FunctionCallInfo fcinfo, text *name_arg);
