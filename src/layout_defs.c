@@ -48,7 +48,7 @@ typedef struct LayoutDefEntry
  */
 static HTAB *layout_defs_cache = NULL;
 static Oid	layout_defs_relid = InvalidOid;
-static uint64 layout_defs_changes = 0;
+static void (*layout_defs_change_hook) (void) = NULL;
 
 static void
 layout_defs_invalidate(Datum arg, Oid relid)
@@ -59,20 +59,23 @@ layout_defs_invalidate(Datum arg, Oid relid)
 	if (relid != InvalidOid && relid != layout_defs_relid)
 		return;
 	layout_defs_relid = InvalidOid; /* the extension may have been dropped */
-	layout_defs_changes++;
 	hash_seq_init(&status, layout_defs_cache);
 	while ((entry = hash_seq_search(&status)) != NULL)
 		entry->valid = false;
+	if (layout_defs_change_hook != NULL)
+		layout_defs_change_hook();
 }
 
 /*
- * Counts changes to the table seen by this backend, so that a generator
- * holding fields packed under an older definition can tell.
+ * hook runs whenever this backend sees the table change, so that what was
+ * made from a definition (layout_gen.c's plans, with fields packed under
+ * it) is made again.  Its owner sits above this file and registers here, so
+ * that calls go one way.
  */
-uint64
-layout_defs_generation(void)
+void
+layout_defs_set_change_hook(void (*hook) (void))
 {
-	return layout_defs_changes;
+	layout_defs_change_hook = hook;
 }
 
 static void

@@ -14,7 +14,7 @@
 #define LAYOUT_DEFS_TABLE "idgen_layout"
 
 extern const IdgenLayout *layout_defs_resolve(const char *name);
-extern uint64 layout_defs_generation(void);
+extern void layout_defs_set_change_hook(void (*hook) (void));
 extern Oid layout_defs_table(void);
 extern bool layout_defs_row_to_layout(HeapTuple tuple, TupleDesc desc, IdgenLayout *layout,
 									  char **name);
