@@ -5,8 +5,6 @@ MODULE_big = idgen
 OBJS = \
 	$(WIN32RES) \
 	src/capacity.o \
-	src/catalog.o \
-	src/catalog_change.o \
 	src/clock.o \
 	src/clone.o \
 	src/compat.o \
@@ -26,6 +24,8 @@ OBJS = \
 	src/hwm_xlog.o \
 	src/idgen.o \
 	src/layout.o \
+	src/layout_defs.o \
+	src/layout_defs_change.o \
 	src/layout_gen.o \
 	src/layout_table.o \
 	src/layouts_view.o \

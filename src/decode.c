@@ -11,7 +11,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "catalog.h"
+#include "layout_defs.h"
 #include "clock.h"
 #include "layout.h"
 #include "settings.h"
@@ -25,7 +25,7 @@ PG_FUNCTION_INFO_V1(idgen_from_timestamp_layout);
 static const IdgenLayout *
 decode_layout(text *name)
 {
-	const IdgenLayout *layout = catalog_resolve(text_to_cstring(name));
+	const IdgenLayout *layout = layout_defs_resolve(text_to_cstring(name));
 
 	if (layout == layout_default())
 		settings_require_layout();

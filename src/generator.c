@@ -39,6 +39,9 @@
 
 static Attachment me = {.mode = ATTACH_UNATTACHED};
 
+/* Runs when this backend claims a slot (generator_set_claim_hook). */
+static void (*generator_claim_hook) (void) = NULL;
+
 PG_FUNCTION_INFO_V1(idgen_next);
 
 /*
@@ -174,12 +177,13 @@ generator_claim(void)
 	{
 		me.mode = ATTACH_DEDICATED;
 		me.worker = index;
-		me.claims++;
 		me.slot = slot;
 		generator_plan_default();
 		generator_start_as_holder(&slot->gen, &me.default_target);
 		me.gen = &slot->gen;
 		stats_track(me.default_target.plan.stats, &me.gen->issued);
+		if (generator_claim_hook != NULL)
+			generator_claim_hook();
 	}
 	else
 	{
@@ -187,6 +191,17 @@ generator_claim(void)
 		me.worker = registry_shared_index();
 		generator_plan_default();
 	}
+}
+
+/*
+ * hook runs when this backend claims a slot: a plan made before packs
+ * another worker id (layout_gen.c, which sits above this file and registers
+ * here, so that calls go one way).
+ */
+void
+generator_set_claim_hook(void (*hook) (void))
+{
+	generator_claim_hook = hook;
 }
 
 /*

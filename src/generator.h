@@ -20,9 +20,10 @@
  *	  under its lock, trying for a dedicated slot every RECLAIM_INTERVAL_MS.
  *
  * In both attached modes default_target packs worker.  gen != NULL is the
- * hot path's one test: it holds exactly in DEDICATED.  claims counts the
- * slots claimed, so that a layout's plan made under an earlier attachment
- * is made again (layout_gen.c).
+ * hot path's one test: it holds exactly in DEDICATED.  Claiming a slot
+ * (UNATTACHED or SHARED to DEDICATED; DEDICATED lasts until exit) runs the
+ * claim hook, so that a layout's plan made before is made again
+ * (layout_gen.c).
  */
 typedef enum AttachMode
 {
@@ -38,12 +39,12 @@ typedef struct Attachment
 	AttachMode	mode;
 	RegistrySlot *slot;			/* when DEDICATED */
 	int64		worker;			/* registry slot number, when attached */
-	uint64		claims;			/* slots claimed so far */
 	int64		last_claim_attempt_ms;
 	bool		release_set;	/* the exit callback that gives slot back is set */
 } Attachment;
 
 extern const Attachment *generator_attachment(void);
+extern void generator_set_claim_hook(void (*hook) (void));
 extern void generator_enter(void);
 extern void generator_start_as_holder(GenState *st, const GenTarget *t);
 extern int64 generator_next_default(int64 n);

@@ -15,7 +15,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "catalog.h"
+#include "layout_defs.h"
 #include "clock.h"
 #include "compat.h"
 #include "horizon_shared.h"
@@ -136,7 +136,7 @@ idgen_horizon_layout(PG_FUNCTION_ARGS)
 	const IdgenLayout *layout;
 
 	settings_require_preloaded(hz != NULL);
-	layout = catalog_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	layout = layout_defs_resolve(text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	if (layout == layout_default())
 		settings_require_layout();
 	PG_RETURN_INT64(horizon_of(layout));

@@ -2,7 +2,7 @@
  * layout.c
  *		Packing and unpacking ID fields: the default layout, set by idgen's
  *		settings, the built-in layouts of other systems' IDs, and the checks
- *		every layout passes, including those defined in SQL (catalog.c).
+ *		every layout passes, including those defined in SQL (layout_defs.c).
  */
 #include "postgres.h"
 

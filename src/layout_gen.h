@@ -18,8 +18,7 @@ typedef struct LayoutGen
 	GenState	gen;
 	bool		dedicated;
 	LayoutStateRef shared;		/* the definition's shared state, if not */
-	uint64		claim;			/* claims of the attachment when planned */
-	uint64		catalog;		/* catalog_generation() when planned */
+	uint64		epoch;			/* layout_gen_epoch when planned; 0: never */
 } LayoutGen;
 
 extern LayoutGen *layout_gen_for_call(FunctionCallInfo fcinfo, text *name_arg);

@@ -163,8 +163,13 @@ registry_shmem_startup(void)
 		registry->shared_slot_lock = &locks[1].lock;
 		registry->layout_lock = &locks[2].lock;
 		for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
+		{
 			registry->layouts[i].state.lock = &locks[3 + i].lock;
+			step_reset_counts(&registry->layouts[i].state.gen);
+		}
 		registry->nslots = registry_nslots();
+		for (int i = 0; i < registry->nslots; i++)
+			step_reset_counts(&registry->slots[i].slot.gen);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -235,9 +240,7 @@ registry_claim_slot(int *index, bool again)
 		slot->userid = GetUserId();
 		slot->claimed_at = GetCurrentTimestamp();
 		slot->gen.clock_behind = false;
-		slot->gen.issued = 0;
-		slot->gen.regressions = 0;
-		slot->gen.waits = 0;
+		step_reset_counts(&slot->gen);
 		*index = i;
 		break;
 	}
@@ -303,6 +306,7 @@ registry_lookup_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutSt
 			registry_note_recycled();
 		}
 		memset(&state->gen, 0, sizeof(state->gen));
+		step_reset_counts(&state->gen);
 		state->mark_entry = mark_entry;
 		layout_table_give(&table, &state->head, &key, hash);
 	}
@@ -413,12 +417,18 @@ registry_slot_count(void)
 
 /*
  * A copy of slot index, for the idgen_workers view: who holds it is
- * consistent; the counters are the holder's, read without its lock.
+ * consistent; the counters are the holder's, read without its lock, each
+ * whole (an atomic read).
  */
 void
 registry_read_slot(int index, RegistrySlot *copy)
 {
+	RegistrySlot *slot = &registry->slots[index].slot;
+
 	LWLockAcquire(registry->claim_lock, LW_SHARED);
-	*copy = registry->slots[index].slot;
+	*copy = *slot;
+	pg_atomic_init_u64(&copy->gen.issued, pg_atomic_read_u64(&slot->gen.issued));
+	pg_atomic_init_u64(&copy->gen.regressions, pg_atomic_read_u64(&slot->gen.regressions));
+	pg_atomic_init_u64(&copy->gen.waits, pg_atomic_read_u64(&slot->gen.waits));
 	LWLockRelease(registry->claim_lock);
 }

@@ -14,7 +14,7 @@
  * every restore loads before any data, and an event trigger defines the
  * layouts it holds when it is created.  A trigger rewrites it after every
  * statement that changes the table.  The rows of idgen_layout restored later
- * are the same, and its row trigger skips them (src/catalog.c).
+ * are the same, and its row trigger skips them (src/layout_defs.c).
  *
  * The function is read, never run: whoever may create functions in idgen's
  * schema could otherwise have a restore, run by a superuser, run theirs.
@@ -44,7 +44,7 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-#include "catalog.h"
+#include "layout_defs.h"
 #include "compat.h"
 
 #define SAVED_FUNCTION "idgen_layouts_saved"
@@ -243,7 +243,7 @@ Datum
 idgen_layout_save(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	Oid			relid = catalog_table();
+	Oid			relid = layout_defs_table();
 	Oid			ext;
 	Oid			nsp;
 	Oid			funcoid;
@@ -411,7 +411,7 @@ idgen_layout_restore(PG_FUNCTION_ARGS)
 	if (restore_saving || IsBinaryUpgrade)
 		PG_RETURN_VOID();
 	ext = get_extension_oid("idgen", true);
-	relid = catalog_table();
+	relid = layout_defs_table();
 	if (!OidIsValid(ext) || !OidIsValid(relid))
 		PG_RETURN_VOID();
 	nsp = get_extension_schema(ext);

@@ -71,7 +71,7 @@ struct StatsLocal
 	uint32		hash;
 	HwmEntry   *mark_entry;
 	int64		end_ms;
-	const uint64 *own;			/* its state's issued counter */
+	pg_atomic_uint64 *own;		/* its state's issued counter */
 	uint64		own_base;		/* *own already counted */
 	int			entry;			/* where its counts were last published */
 	uint64		entry_incarnation;
@@ -123,11 +123,13 @@ stats_shmem_startup(void)
 static void
 stats_collect(StatsLocal *l)
 {
-	if (l->own != NULL && *l->own != l->own_base)
-	{
-		l->pending.ids += *l->own - l->own_base;
-		l->own_base = *l->own;
-	}
+	uint64		issued;
+
+	if (l->own == NULL)
+		return;
+	issued = pg_atomic_read_u64(l->own);
+	l->pending.ids += issued - l->own_base;
+	l->own_base = issued;
 }
 
 static bool
@@ -330,13 +332,13 @@ stats_pending(StatsLocal *l)
  * on, after counting the previous one's.
  */
 void
-stats_track(StatsLocal *l, const uint64 *own)
+stats_track(StatsLocal *l, pg_atomic_uint64 *own)
 {
 	if (l == NULL)
 		return;
 	stats_collect(l);
 	l->own = own;
-	l->own_base = *own;
+	l->own_base = pg_atomic_read_u64(own);
 }
 
 /*
@@ -344,7 +346,7 @@ stats_track(StatsLocal *l, const uint64 *own)
  * l counts another state, so that only the state tracked can give l up.
  */
 void
-stats_untrack(StatsLocal *l, const uint64 *own)
+stats_untrack(StatsLocal *l, pg_atomic_uint64 *own)
 {
 	if (l == NULL || l->own != own)
 		return;

@@ -7,6 +7,8 @@
 #ifndef IDGEN_STATS_H
 #define IDGEN_STATS_H
 
+#include "port/atomics.h"
+
 #include "capacity.h"
 #include "hwm.h"
 #include "layout.h"
@@ -36,8 +38,8 @@ extern void stats_shmem_startup(void);
 
 extern StatsLocal *stats_local(const IdgenLayout *layout, HwmEntry *mark_entry);
 extern StatsCounters *stats_pending(StatsLocal *local);
-extern void stats_track(StatsLocal *local, const uint64 *own);
-extern void stats_untrack(StatsLocal *local, const uint64 *own);
+extern void stats_track(StatsLocal *local, pg_atomic_uint64 *own);
+extern void stats_untrack(StatsLocal *local, pg_atomic_uint64 *own);
 extern void stats_capacity(IdgenCapacity *row);
 
 #endif							/* IDGEN_STATS_H */

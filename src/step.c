@@ -16,6 +16,18 @@
 #include "step.h"
 
 /*
+ * Sets a state's counters to 0, for a new holder or a state just zeroed:
+ * where 64-bit atomics are emulated, zeroed memory is not yet an atomic.
+ */
+void
+step_reset_counts(GenState *st)
+{
+	pg_atomic_init_u64(&st->issued, 0);
+	pg_atomic_init_u64(&st->regressions, 0);
+	pg_atomic_init_u64(&st->waits, 0);
+}
+
+/*
  * Makes st's next ID fall in a tick after the one starting at tick, unless
  * st is already past it: for a state that cannot know what was used in that
  * tick (a worker id's new holder, an old plan's fields).  This and
@@ -119,7 +131,7 @@ step_clock_behind(GenState *st, const GenPlan *plan, int64 now)
 	if (!st->clock_behind)
 	{
 		st->clock_behind = true;
-		st->regressions++;
+		step_count(&st->regressions, 1);
 		if (plan->stats)
 			stats_pending(plan->stats)->regressions++;
 		ereport(LOG,
@@ -201,7 +213,7 @@ step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n)
 	st->last_ms = ms;
 	st->seq = span > 0 ? (int64) (random_u64() % span) : 0;
 	st->seq += n - 1;
-	st->issued += n;
+	step_count(&st->issued, n);
 	return st->ms_base + (st->seq - (n - 1)) * plan->seq_scale;
 }
 

@@ -24,6 +24,8 @@
 #ifndef IDGEN_STEP_H
 #define IDGEN_STEP_H
 
+#include "port/atomics.h"
+
 #include "clock.h"
 #include "horizon.h"
 #include "layout.h"
@@ -33,7 +35,9 @@
 /*
  * Generator state: where a worker id (or a layout's shared state) is in its
  * layout's ticks.  Whoever owns it writes it: a backend's own memory, its
- * registry slot, or a state shared under a lock.
+ * registry slot, or a state shared under a lock.  idgen_workers reads a
+ * slot's counters without a lock, so they are atomics, read whole on
+ * platforms without 8-byte loads too; step_count() adds to them.
  */
 typedef struct GenState
 {
@@ -42,9 +46,9 @@ typedef struct GenState
 	int64		ms_base;		/* the ID of last_ms with sequence 0 */
 	int64		seq;			/* sequence of the newest ID in last_ms */
 	bool		clock_behind;	/* riding out a clock regression */
-	uint64		issued;			/* IDs made by the current holder */
-	uint64		regressions;	/* clock regressions seen by the holder */
-	uint64		waits;			/* times the holder slept for the clock */
+	pg_atomic_uint64 issued;	/* IDs made by the current holder */
+	pg_atomic_uint64 regressions;	/* clock regressions seen by the holder */
+	pg_atomic_uint64 waits;		/* times the holder slept for the clock */
 } GenState;
 
 /*
@@ -90,6 +94,7 @@ typedef struct GenWait
 } GenWait;
 
 
+extern void step_reset_counts(GenState *st);
 extern void step_skip_past(GenState *st, const GenPlan *plan, int64 tick);
 extern void step_apply_floor(GenState *st, const GenPlan *plan, int64 floor);
 extern void step_clock_behind(GenState *st, const GenPlan *plan, int64 now);
@@ -97,6 +102,18 @@ extern void step_check_tick(const GenPlan *plan, int64 ms);
 extern int64 step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n);
 extern void step_wait(const GenPlan *plan, const GenWait *wait);
 extern void step_horizon(GenState *st, const GenPlan *plan, int64 now);
+
+/*
+ * Adds n to a counter of a state.  Only the state's writer adds (its owner,
+ * or whoever holds its lock), so a read and a write do, without the locked
+ * instruction of pg_atomic_fetch_add_u64() on the hot path: on 64-bit
+ * platforms they are a plain load and store.
+ */
+static inline void
+step_count(pg_atomic_uint64 *counter, uint64 n)
+{
+	pg_atomic_write_u64(counter, pg_atomic_read_u64(counter) + n);
+}
 
 /*
  * Makes the next n IDs of st, n consecutive sequence values of one tick, and
@@ -134,7 +151,7 @@ step_try(GenState *st, const GenPlan *plan, int64 now, int64 n,
 			tick = st->last_ms + plan->tick_ms;
 			if (tick > st->clock_high + plan->limits->max_lead_ms)
 			{
-				st->waits++;
+				step_count(&st->waits, 1);
 				wait->until_ms = tick - plan->limits->max_lead_ms;
 				return STEP_WAIT;
 			}
@@ -143,7 +160,7 @@ step_try(GenState *st, const GenPlan *plan, int64 now, int64 n,
 		wait->tick_ms = tick;
 		return STEP_NEW_TICK;
 	}
-	st->issued += n;
+	step_count(&st->issued, n);
 	*id = st->ms_base + (st->seq - (n - 1)) * plan->seq_scale;
 	return STEP_DONE;
 }

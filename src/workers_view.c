@@ -21,7 +21,7 @@ PG_FUNCTION_INFO_V1(idgen_workers);
 
 static void
 workers_add_row(Tuplestorestate *store, TupleDesc tupdesc, int index,
-				const RegistrySlot *slot, bool is_shared, bool privileged)
+				RegistrySlot *slot, bool is_shared, bool privileged)
 {
 	Datum		values[WORKERS_COLS];
 	bool		nulls[WORKERS_COLS] = {false};
@@ -37,9 +37,9 @@ workers_add_row(Tuplestorestate *store, TupleDesc tupdesc, int index,
 	nulls[4] = !visible || slot->gen.last_ms == 0;
 	values[5] = Int64GetDatum(Max(slot->gen.last_ms - slot->gen.clock_high, 0));
 	nulls[5] = !visible || slot->gen.last_ms == 0;
-	values[6] = Int64GetDatum((int64) slot->gen.issued);
-	values[7] = Int64GetDatum((int64) slot->gen.regressions);
-	values[8] = Int64GetDatum((int64) slot->gen.waits);
+	values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->gen.issued));
+	values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->gen.regressions));
+	values[8] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->gen.waits));
 	values[9] = BoolGetDatum(slot->gen.clock_behind);
 	for (int i = 6; i < WORKERS_COLS; i++)
 		nulls[i] = !visible;

@@ -40,5 +40,31 @@ is($node->safe_psql('postgres', q(
 my @logged = slurp_file($node->logfile) =~ /LOG:  idgen: every worker id is taken/g;
 is(scalar @logged, 1, 'the log says so once');
 
+# A backend in the shared slot generates in a layout's shared worker id (the
+# last); once it claims a slot of its own, its plan of the layout is made
+# again with that worker id.  Slot numbers 0-2 fit the 2 worker bits below
+# the last value, 3.
+$node->safe_psql('postgres', q(
+	SELECT idgen_define_layout('wide', '2020-01-01+00', '{time,node,worker,sequence}',
+	                           '{41,8,2,12}')));
+$node->poll_query_until('postgres',
+	'SELECT count(*) = 0 FROM idgen_workers WHERE NOT is_shared')
+  or die 'the clients kept their slots';
+my @holders = map { $node->background_psql('postgres') } 1 .. 3;
+$_->query_safe('SELECT idgen_next()') for @holders;
+my $late = $node->background_psql('postgres');
+my $worker_sql = q(SELECT (idgen_decode(idgen_next('wide'), 'wide')).worker_id);
+is($late->query_safe($worker_sql), '3', 'in the shared slot: the layout\'s shared worker id');
+my $slot = $holders[0]->query_safe(
+	'SELECT worker_id FROM idgen_workers WHERE pid = pg_backend_pid()');
+$holders[0]->quit;
+$node->poll_query_until('postgres',
+	'SELECT count(*) = 2 FROM idgen_workers WHERE NOT is_shared')
+  or die 'the slot was not given back';
+sleep 2;	# a backend in the shared slot tries for another once a second
+is($late->query_safe($worker_sql), $slot,
+	'after claiming a slot: the layout is planned again with its worker id');
+$_->quit for $late, @holders[1 .. 2];
+
 $node->stop;
 done_testing();

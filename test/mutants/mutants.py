@@ -86,9 +86,9 @@ MUTANTS = [
      [("\t\tDatum\t\tid = Int64GetDatum(next_arg(fcinfo, lg, 2));\n",
        "\t\tDatum\t\tid = Int64GetDatum(next_arg(fcinfo, lg, 2));\n\n"
        "\t\tif (lg == NULL && generator_attachment()->gen != NULL)\n"
-       "\t\t\tgenerator_attachment()->gen->issued--;\n"
+       "\t\t\tpg_atomic_sub_fetch_u64(&generator_attachment()->gen->issued, 1);\n"
        "\t\telse if (lg != NULL && lg->dedicated)\n"
-       "\t\t\tlg->gen.issued--;\n")]),
+       "\t\t\tpg_atomic_sub_fetch_u64(&lg->gen.issued, 1);\n")]),
     ("overflow_node_bits", "src/hwm.c",
      "overflow marks of a node id do not bind other node ids under other idgen.node_bits"
      " (a full table of marks, issue #28 item 1)",

@@ -1,9 +1,9 @@
 /*
- * catalog.c
+ * layout_defs.c
  *		Layouts defined in SQL: kept as rows of the extension's table
  *		idgen_layout, so that pg_dump keeps them (the table is a configuration
  *		table), checked by a trigger on every change however it is made
- *		(catalog_change.c), and cached in each backend until the table
+ *		(layout_defs_change.c), and cached in each backend until the table
  *		changes.
  */
 #include "postgres.h"
@@ -30,62 +30,65 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "catalog.h"
+#include "layout_defs.h"
 #include "clock.h"
 #include "compat.h"
 #include "layout.h"
 
-typedef struct CatalogEntry
+typedef struct LayoutDefEntry
 {
 	char		name[NAMEDATALEN];	/* hash key */
 	bool		valid;			/* false once the table has changed */
 	IdgenLayout layout;
-} CatalogEntry;
+} LayoutDefEntry;
 
 /*
  * Layouts that exist, by name; names that do not are not kept.  Entries are
  * never removed, so a layout pointer handed out stays valid.
  */
-static HTAB *catalog_cache = NULL;
-static Oid	catalog_relid = InvalidOid;
-static uint64 catalog_changes = 0;
+static HTAB *layout_defs_cache = NULL;
+static Oid	layout_defs_relid = InvalidOid;
+static void (*layout_defs_change_hook) (void) = NULL;
 
 static void
-catalog_invalidate(Datum arg, Oid relid)
+layout_defs_invalidate(Datum arg, Oid relid)
 {
 	HASH_SEQ_STATUS status;
-	CatalogEntry *entry;
+	LayoutDefEntry *entry;
 
-	if (relid != InvalidOid && relid != catalog_relid)
+	if (relid != InvalidOid && relid != layout_defs_relid)
 		return;
-	catalog_relid = InvalidOid; /* the extension may have been dropped */
-	catalog_changes++;
-	hash_seq_init(&status, catalog_cache);
+	layout_defs_relid = InvalidOid; /* the extension may have been dropped */
+	hash_seq_init(&status, layout_defs_cache);
 	while ((entry = hash_seq_search(&status)) != NULL)
 		entry->valid = false;
+	if (layout_defs_change_hook != NULL)
+		layout_defs_change_hook();
 }
 
 /*
- * Counts changes to the table seen by this backend, so that a generator
- * holding fields packed under an older definition can tell.
+ * hook runs whenever this backend sees the table change, so that what was
+ * made from a definition (layout_gen.c's plans, with fields packed under
+ * it) is made again.  Its owner sits above this file and registers here, so
+ * that calls go one way.
  */
-uint64
-catalog_generation(void)
+void
+layout_defs_set_change_hook(void (*hook) (void))
 {
-	return catalog_changes;
+	layout_defs_change_hook = hook;
 }
 
 static void
-catalog_init_cache(void)
+layout_defs_init_cache(void)
 {
 	HASHCTL		ctl;
 
-	if (catalog_cache != NULL)
+	if (layout_defs_cache != NULL)
 		return;
 	ctl.keysize = NAMEDATALEN;
-	ctl.entrysize = sizeof(CatalogEntry);
-	catalog_cache = hash_create("idgen layouts", 16, &ctl, HASH_ELEM | HASH_STRINGS);
-	CacheRegisterRelcacheCallback(catalog_invalidate, (Datum) 0);
+	ctl.entrysize = sizeof(LayoutDefEntry);
+	layout_defs_cache = hash_create("idgen layouts", 16, &ctl, HASH_ELEM | HASH_STRINGS);
+	CacheRegisterRelcacheCallback(layout_defs_invalidate, (Datum) 0);
 }
 
 /*
@@ -94,32 +97,32 @@ catalog_init_cache(void)
  * has none.
  */
 Oid
-catalog_table(void)
+layout_defs_table(void)
 {
 	Oid			ext;
 
-	catalog_init_cache();
-	if (OidIsValid(catalog_relid))
-		return catalog_relid;
+	layout_defs_init_cache();
+	if (OidIsValid(layout_defs_relid))
+		return layout_defs_relid;
 	ext = get_extension_oid("idgen", true);
 	if (OidIsValid(ext))
-		catalog_relid = get_relname_relid(CATALOG_TABLE, get_extension_schema(ext));
-	return catalog_relid;
+		layout_defs_relid = get_relname_relid(LAYOUT_DEFS_TABLE, get_extension_schema(ext));
+	return layout_defs_relid;
 }
 
 static void
-catalog_altered(const char *column)
+layout_defs_altered(const char *column)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("table %s of extension idgen has been altered", CATALOG_TABLE),
+			 errmsg("table %s of extension idgen has been altered", LAYOUT_DEFS_TABLE),
 			 errdetail("Its column \"%s\" is missing or of another type.", column),
 			 errhint("Recreate the extension's objects with DROP EXTENSION and CREATE EXTENSION after saving the layouts.")));
 }
 
 /* A column by name, checked to be of the type idgen created it with. */
 static AttrNumber
-catalog_attnum(TupleDesc desc, const char *column, Oid type)
+layout_defs_attnum(TupleDesc desc, const char *column, Oid type)
 {
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -128,22 +131,22 @@ catalog_attnum(TupleDesc desc, const char *column, Oid type)
 		if (!att->attisdropped && strcmp(NameStr(att->attname), column) == 0)
 		{
 			if (att->atttypid != type)
-				catalog_altered(column);
+				layout_defs_altered(column);
 			return att->attnum;
 		}
 	}
-	catalog_altered(column);
+	layout_defs_altered(column);
 	return InvalidAttrNumber;	/* keep compiler quiet */
 }
 
 static Datum
-catalog_column(HeapTuple tuple, TupleDesc desc, const char *column, Oid type, bool *isnull)
+layout_defs_column(HeapTuple tuple, TupleDesc desc, const char *column, Oid type, bool *isnull)
 {
-	return heap_getattr(tuple, catalog_attnum(desc, column, type), desc, isnull);
+	return heap_getattr(tuple, layout_defs_attnum(desc, column, type), desc, isnull);
 }
 
 static int64
-catalog_interval_ms(const char *name, Interval *unit)
+layout_defs_interval_ms(const char *name, Interval *unit)
 {
 	int64		usecs;
 
@@ -157,7 +160,7 @@ catalog_interval_ms(const char *name, Interval *unit)
 
 /* The elements of a one-dimensional array column, none NULL. */
 static int
-catalog_array(const char *name, Datum d, Oid elemtype, Datum **elems)
+layout_defs_array(const char *name, Datum d, Oid elemtype, Datum **elems)
 {
 	ArrayType  *array = DatumGetArrayTypeP(d);
 	int16		typlen;
@@ -181,15 +184,15 @@ catalog_array(const char *name, Datum d, Oid elemtype, Datum **elems)
  * is NULL: the table's NOT NULL constraints report that.
  */
 bool
-catalog_row_to_layout(HeapTuple tuple, TupleDesc desc, IdgenLayout *layout, char **name)
+layout_defs_row_to_layout(HeapTuple tuple, TupleDesc desc, IdgenLayout *layout, char **name)
 {
 	bool		nulls[6];
-	Datum		name_d = catalog_column(tuple, desc, "name", TEXTOID, &nulls[0]);
-	Datum		epoch_d = catalog_column(tuple, desc, "epoch", TIMESTAMPTZOID, &nulls[1]);
-	Datum		unit_d = catalog_column(tuple, desc, "time_unit", INTERVALOID, &nulls[2]);
-	Datum		radix_d = catalog_column(tuple, desc, "radix", INT4OID, &nulls[3]);
-	Datum		fields_d = catalog_column(tuple, desc, "fields", TEXTARRAYOID, &nulls[4]);
-	Datum		widths_d = catalog_column(tuple, desc, "widths", INT4ARRAYOID, &nulls[5]);
+	Datum		name_d = layout_defs_column(tuple, desc, "name", TEXTOID, &nulls[0]);
+	Datum		epoch_d = layout_defs_column(tuple, desc, "epoch", TIMESTAMPTZOID, &nulls[1]);
+	Datum		unit_d = layout_defs_column(tuple, desc, "time_unit", INTERVALOID, &nulls[2]);
+	Datum		radix_d = layout_defs_column(tuple, desc, "radix", INT4OID, &nulls[3]);
+	Datum		fields_d = layout_defs_column(tuple, desc, "fields", TEXTARRAYOID, &nulls[4]);
+	Datum		widths_d = layout_defs_column(tuple, desc, "widths", INT4ARRAYOID, &nulls[5]);
 	Datum	   *field_elems;
 	Datum	   *width_elems;
 	int			nfields;
@@ -205,8 +208,8 @@ catalog_row_to_layout(HeapTuple tuple, TupleDesc desc, IdgenLayout *layout, char
 	epoch = DatumGetTimestampTz(epoch_d);
 	if (TIMESTAMP_NOT_FINITE(epoch) || epoch % 1000 != 0)
 		layout_invalid(*name, "The epoch must be a finite timestamp in whole milliseconds.", NULL);
-	nfields = catalog_array(*name, fields_d, TEXTOID, &field_elems);
-	nwidths = catalog_array(*name, widths_d, INT4OID, &width_elems);
+	nfields = layout_defs_array(*name, fields_d, TEXTOID, &field_elems);
+	nwidths = layout_defs_array(*name, widths_d, INT4OID, &width_elems);
 	if (nfields != nwidths || nfields > IDGEN_NFIELDS)
 		layout_invalid(*name, psprintf("It lists %d fields and %d widths; give one width per field, at most %d fields.",
 									   nfields, nwidths, IDGEN_NFIELDS), NULL);
@@ -216,16 +219,16 @@ catalog_row_to_layout(HeapTuple tuple, TupleDesc desc, IdgenLayout *layout, char
 		widths[i] = DatumGetInt32(width_elems[i]);
 	}
 	layout_build(layout, *name, clock_timestamptz_to_ms(epoch),
-				 catalog_interval_ms(*name, DatumGetIntervalP(unit_d)),
+				 layout_defs_interval_ms(*name, DatumGetIntervalP(unit_d)),
 				 DatumGetInt32(radix_d), nfields, field_names, widths);
 	return true;
 }
 
 /* Reads the named layout from the table; false when there is none. */
 static bool
-catalog_load(CatalogEntry *entry)
+layout_defs_load(LayoutDefEntry *entry)
 {
-	Oid			relid = catalog_table();
+	Oid			relid = layout_defs_table();
 	Relation	rel;
 	ScanKeyData key;
 	SysScanDesc scan;
@@ -236,12 +239,12 @@ catalog_load(CatalogEntry *entry)
 	if (!OidIsValid(relid))
 		return false;
 	rel = table_open(relid, AccessShareLock);
-	ScanKeyInit(&key, catalog_attnum(RelationGetDescr(rel), "name", TEXTOID),
+	ScanKeyInit(&key, layout_defs_attnum(RelationGetDescr(rel), "name", TEXTOID),
 				BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(entry->name));
 	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
 	tuple = systable_getnext(scan);
 	if (HeapTupleIsValid(tuple))
-		exists = catalog_row_to_layout(tuple, RelationGetDescr(rel), &entry->layout, &name);
+		exists = layout_defs_row_to_layout(tuple, RelationGetDescr(rel), &entry->layout, &name);
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	entry->layout.name = entry->name;
@@ -250,22 +253,22 @@ catalog_load(CatalogEntry *entry)
 }
 
 static const IdgenLayout *
-catalog_lookup(const char *name)
+layout_defs_lookup(const char *name)
 {
-	CatalogEntry *entry;
+	LayoutDefEntry *entry;
 	bool		found;
 
 	if (strlen(name) >= NAMEDATALEN)
 		return NULL;
-	catalog_init_cache();
-	entry = hash_search(catalog_cache, name, HASH_ENTER, &found);
+	layout_defs_init_cache();
+	entry = hash_search(layout_defs_cache, name, HASH_ENTER, &found);
 	if (found && entry->valid)
 		return &entry->layout;
-	if (!catalog_load(entry))
+	if (!layout_defs_load(entry))
 	{
 		/* a pointer to it was never handed out, as it did not exist */
 		if (!found)
-			hash_search(catalog_cache, name, HASH_REMOVE, NULL);
+			hash_search(layout_defs_cache, name, HASH_REMOVE, NULL);
 		else
 			entry->valid = false;
 		return NULL;
@@ -278,13 +281,13 @@ catalog_lookup(const char *name)
  * an error that lists the built-in ones.
  */
 const IdgenLayout *
-catalog_resolve(const char *name)
+layout_defs_resolve(const char *name)
 {
 	const IdgenLayout *layout = layout_builtin(name);
 	StringInfoData names;
 
 	if (layout == NULL)
-		layout = catalog_lookup(name);
+		layout = layout_defs_lookup(name);
 	if (layout != NULL)
 		return layout;
 

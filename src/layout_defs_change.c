@@ -1,5 +1,5 @@
 /*
- * catalog_change.c
+ * layout_defs_change.c
  *		Changes to the table idgen_layout: the trigger that checks every one,
  *		however it is made, and idgen_define_layout(), idgen_drop_layout(),
  *		which change the table through SQL.
@@ -17,7 +17,7 @@
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
-#include "catalog.h"
+#include "layout_defs.h"
 #include "clock.h"
 
 PG_FUNCTION_INFO_V1(idgen_layout_check);
@@ -26,7 +26,7 @@ PG_FUNCTION_INFO_V1(idgen_drop_layout);
 
 /* Lowercase, so it needs no quoting anywhere; a built-in name stays built in. */
 static void
-catalog_check_name(const char *name)
+layout_defs_check_name(const char *name)
 {
 	if (!layout_valid_name(name))
 		ereport(ERROR,
@@ -46,7 +46,7 @@ catalog_check_name(const char *name)
  * layouts before it loads the table's rows (src/restore.c).
  */
 static bool
-catalog_row_exists(Relation rel, HeapTuple tuple)
+layout_defs_row_exists(Relation rel, HeapTuple tuple)
 {
 	Oid			argtypes[1] = {RelationGetForm(rel)->reltype};
 	Datum		args[1] = {heap_copy_tuple_as_datum(tuple, RelationGetDescr(rel))};
@@ -57,19 +57,19 @@ catalog_row_exists(Relation rel, HeapTuple tuple)
 									   quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 																  RelationGetRelationName(rel))),
 							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read table %s", CATALOG_TABLE);
+		elog(ERROR, "could not read table %s", LAYOUT_DEFS_TABLE);
 	exists = SPI_processed > 0;
 	SPI_finish();
 	return exists;
 }
 
 static void
-catalog_trigger_misused(const char *detail)
+layout_defs_trigger_misused(const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 			 errmsg("%s can only be fired by the triggers of table %s",
-					"idgen_layout_check()", CATALOG_TABLE),
+					"idgen_layout_check()", LAYOUT_DEFS_TABLE),
 			 errdetail_internal("%s", detail),
 			 errhint("Do not use %s in triggers of other tables.", "idgen_layout_check()")));
 }
@@ -91,31 +91,31 @@ idgen_layout_check(PG_FUNCTION_ARGS)
 	char	   *name;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
-		catalog_trigger_misused("It was called as a plain function.");
+		layout_defs_trigger_misused("It was called as a plain function.");
 	event = trigdata->tg_event;
-	if (RelationGetRelid(trigdata->tg_relation) != catalog_table())
-		catalog_trigger_misused(psprintf("It was fired on table \"%s\".",
-										 RelationGetRelationName(trigdata->tg_relation)));
+	if (RelationGetRelid(trigdata->tg_relation) != layout_defs_table())
+		layout_defs_trigger_misused(psprintf("It was fired on table \"%s\".",
+											 RelationGetRelationName(trigdata->tg_relation)));
 	if (!TRIGGER_FIRED_BEFORE(event))
-		catalog_trigger_misused("It was fired after or instead of the change.");
+		layout_defs_trigger_misused("It was fired after or instead of the change.");
 	if (TRIGGER_FIRED_BY_TRUNCATE(event))
 	{
 		CacheInvalidateRelcache(trigdata->tg_relation);
 		return PointerGetDatum(NULL);
 	}
 	if (!TRIGGER_FIRED_FOR_ROW(event))
-		catalog_trigger_misused("It was fired for a statement, not for each row.");
+		layout_defs_trigger_misused("It was fired for a statement, not for each row.");
 	CacheInvalidateRelcache(trigdata->tg_relation);
 	if (TRIGGER_FIRED_BY_DELETE(event))
 		return PointerGetDatum(trigdata->tg_trigtuple);
 	tuple = TRIGGER_FIRED_BY_UPDATE(event) ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
-	if (TRIGGER_FIRED_BY_INSERT(event) && catalog_row_exists(trigdata->tg_relation, tuple))
+	if (TRIGGER_FIRED_BY_INSERT(event) && layout_defs_row_exists(trigdata->tg_relation, tuple))
 		return PointerGetDatum(NULL);
-	if (catalog_row_to_layout(tuple, RelationGetDescr(trigdata->tg_relation), &layout, &name))
+	if (layout_defs_row_to_layout(tuple, RelationGetDescr(trigdata->tg_relation), &layout, &name))
 	{
 		int64		now = clock_now_ms();
 
-		catalog_check_name(name);
+		layout_defs_check_name(name);
 		if (layout.epoch_ms > now)
 			layout_invalid(name, "The epoch is in the future, so the layout has no time for IDs made now.", NULL);
 		if (layout_last_ms(&layout) < now)
@@ -128,19 +128,19 @@ idgen_layout_check(PG_FUNCTION_ARGS)
 
 /* Changes the table through SQL, so that its triggers and privileges apply. */
 static void
-catalog_modify(const char *sql, int nargs, Oid *argtypes, Datum *args, const char *name,
-			   bool define)
+layout_defs_modify(const char *sql, int nargs, Oid *argtypes, Datum *args, const char *name,
+				   bool define)
 {
-	Oid			relid = catalog_table();
+	Oid			relid = layout_defs_table();
 	char	   *table;
 
 	if (!OidIsValid(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("table %s of extension idgen does not exist", CATALOG_TABLE),
+				 errmsg("table %s of extension idgen does not exist", LAYOUT_DEFS_TABLE),
 				 errhint("Update the extension with ALTER EXTENSION idgen UPDATE.")));
 	table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									   CATALOG_TABLE);
+									   LAYOUT_DEFS_TABLE);
 	SPI_connect();
 	if (SPI_execute_with_args(psprintf(sql, table), nargs, argtypes, args, NULL, false, 0) < 0)
 		elog(ERROR, "could not change table %s", table);
@@ -172,9 +172,9 @@ idgen_define_layout(PG_FUNCTION_ARGS)
 					 errmsg("argument %d of idgen_define_layout() must not be NULL", i + 1)));
 		args[i] = PG_GETARG_DATUM(i);
 	}
-	catalog_modify("INSERT INTO %s (name, epoch, fields, widths, time_unit, radix)"
-				   " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING",
-				   6, argtypes, args, text_to_cstring(PG_GETARG_TEXT_PP(0)), true);
+	layout_defs_modify("INSERT INTO %s (name, epoch, fields, widths, time_unit, radix)"
+					   " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING",
+					   6, argtypes, args, text_to_cstring(PG_GETARG_TEXT_PP(0)), true);
 	PG_RETURN_VOID();
 }
 
@@ -184,7 +184,7 @@ idgen_drop_layout(PG_FUNCTION_ARGS)
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1] = {PG_GETARG_DATUM(0)};
 
-	catalog_modify("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1", 1, argtypes, args,
-				   text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
+	layout_defs_modify("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1", 1, argtypes, args,
+					   text_to_cstring(PG_GETARG_TEXT_PP(0)), false);
 	PG_RETURN_VOID();
 }
