@@ -234,7 +234,7 @@ BEGIN
 		ORDER BY l.expires_at, l.node_id LIMIT 1;
 	END IF;
 	IF chosen IS NULL THEN
-		SELECT string_agg(format('node id %s by %s until %s', l.node_id, l.holder, l.expires_at),
+		SELECT string_agg(format('node id %s until %s', l.node_id, l.expires_at),
 			'; ' ORDER BY l.node_id) INTO held
 		FROM @extschema@.idgen_lease l WHERE l.node_id < (1 << bits);
 		RAISE EXCEPTION 'all % node ids of idgen.node_bits = % are leased', 1 << bits, bits
@@ -288,7 +288,7 @@ BEGIN
 	IF NOT FOUND OR l.token IS DISTINCT FROM $2 THEN
 		RAISE EXCEPTION 'node id % is no longer leased to this server', $1
 			USING ERRCODE = 'object_not_in_prerequisite_state',
-				DETAIL = CASE WHEN FOUND THEN format('It was leased to %s at %s.', l.holder, l.acquired_at)
+				DETAIL = CASE WHEN FOUND THEN format('It was leased to another server at %s.', l.acquired_at)
 					ELSE 'The registry has no lease of it.' END;
 	END IF;
 	UPDATE @extschema@.idgen_lease x

@@ -12,10 +12,22 @@ SELECT :node_id, :previous_mark_ms;
 SELECT node_id, new_token AS two_token FROM idgen_lease_acquire(1, 'two', 2, :'nil', 30, :epoch) \gset
 SELECT :node_id;
 
--- A third refuses while both are held (the detail lists the holders).
+-- A third refuses while both are held.  The detail lists the node ids, not
+-- who holds them: every role of the refused server reads it (the lease's
+-- last_error, the refusal of generation).
 \set VERBOSITY terse
 SELECT * FROM idgen_lease_acquire(1, 'three', 3, :'nil', 30, :epoch);
 \set VERBOSITY default
+DO $$
+DECLARE
+	detail text;
+BEGIN
+	PERFORM idgen_lease_acquire(1, 'three', 3, '00000000-0000-0000-0000-000000000000', 30, 1704067200000);
+EXCEPTION WHEN configuration_limit_exceeded THEN
+	GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+	RAISE NOTICE 'detail: %, names a holder: %',
+		regexp_replace(detail, ' until [^;]*', '', 'g'), detail ~ '(one|two)';
+END $$;
 SELECT substring(holder for 5) AS holder FROM idgen_leases WHERE held ORDER BY node_id;
 
 -- Renewing keeps the greater mark; a token that no longer holds the id is refused.
@@ -24,6 +36,15 @@ SELECT idgen_lease_renew(0, :'one_token', 30, 900);
 \set VERBOSITY terse
 SELECT idgen_lease_renew(0, gen_random_uuid(), 30, 2000);
 \set VERBOSITY default
+DO $$
+DECLARE
+	detail text;
+BEGIN
+	PERFORM idgen_lease_renew(0, gen_random_uuid(), 30, 2000);
+EXCEPTION WHEN object_not_in_prerequisite_state THEN
+	GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+	RAISE NOTICE 'names a holder: %', detail ~ '(one|two)';
+END $$;
 
 -- A release hands the id over at once; its next holder starts above the
 -- mark the release reported.
