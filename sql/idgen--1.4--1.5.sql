@@ -46,8 +46,9 @@ COMMENT ON FUNCTION idgen_resume_after(timestamptz) IS
 -- What holds the horizon back: sessions in a transaction that took an ID,
 -- and prepared transactions that did, with the time their IDs start at.
 -- Such a session shows in pg_stat_activity with no backend_xid (taking an
--- ID writes nothing), so checks built on xids miss it.  It reveals pids and
--- times only, as pg_stat_activity does to PUBLIC.
+-- ID writes nothing), so checks built on xids miss it.  It shows every pid,
+-- and the times of other roles' sessions only to pg_read_all_stats, as
+-- pg_stat_activity does.
 CREATE FUNCTION idgen_horizon_holders(
 	OUT pid int, OUT transaction xid, OUT since timestamptz, OUT held_for interval)
 RETURNS SETOF record

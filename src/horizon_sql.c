@@ -8,10 +8,13 @@
 
 #include "access/transam.h"
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -145,10 +148,11 @@ idgen_horizon_layout(PG_FUNCTION_ARGS)
 #define HOLDERS_COLS 4
 
 static void
-horizon_add_holder(ReturnSetInfo *rsinfo, int pid, TransactionId xid, int64 ms, int64 now)
+horizon_add_holder(ReturnSetInfo *rsinfo, int pid, TransactionId xid, int64 ms, int64 now,
+				   bool visible)
 {
 	Datum		values[HOLDERS_COLS];
-	bool		nulls[HOLDERS_COLS] = {false};
+	bool		nulls[HOLDERS_COLS] = {false, false, !visible, !visible};
 	Interval   *held = palloc0(sizeof(Interval));
 
 	values[0] = Int32GetDatum(pid);
@@ -159,6 +163,19 @@ horizon_add_holder(ReturnSetInfo *rsinfo, int pid, TransactionId xid, int64 ms, 
 	held->time = Max(now - ms, 0) * INT64CONST(1000);
 	values[3] = IntervalPGetDatum(held);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * Whether the caller may see when proc's transaction began: as
+ * pg_stat_activity shows xact_start, to its role and pg_read_all_stats.
+ */
+static bool
+horizon_may_see(PGPROC *proc)
+{
+	Oid			me = GetUserId();
+
+	return proc != NULL && (has_privs_of_role(me, proc->roleId) ||
+							has_privs_of_role(me, ROLE_PG_READ_ALL_STATS));
 }
 
 /*
@@ -183,12 +200,13 @@ idgen_horizon_holders(PG_FUNCTION_ARGS)
 		if (ms == HORIZON_NONE)
 			continue;
 		proc = idgen_backend_proc(i);
-		horizon_add_holder(rsinfo, proc ? proc->pid : 0, InvalidTransactionId, (int64) ms, now);
+		horizon_add_holder(rsinfo, proc ? proc->pid : 0, InvalidTransactionId, (int64) ms, now,
+						   horizon_may_see(proc));
 	}
 	LWLockAcquire(hz->lock, LW_SHARED);
 	for (int i = 0; i < hz->nprepared; i++)
 		if (TransactionIdIsInProgress(hz->prepared[i].xid))
-			horizon_add_holder(rsinfo, 0, hz->prepared[i].xid, hz->prepared[i].ms, now);
+			horizon_add_holder(rsinfo, 0, hz->prepared[i].xid, hz->prepared[i].ms, now, true);
 	LWLockRelease(hz->lock);
 	return (Datum) 0;
 }

@@ -75,10 +75,22 @@ SELECT pid IS NULL AS no_pid, prepared_gid FROM idgen_horizon_holders;
 COMMIT PREPARED 'idgen_holder';
 SELECT count(*) AS holders_after_commit_prepared FROM idgen_horizon_holders;
 
--- PUBLIC may call it: it reveals only time
+-- PUBLIC may call it: it reveals only time; the view shows other roles'
+-- sessions, but not since when, as pg_stat_activity hides their xact_start
 CREATE ROLE idgen_poller LOGIN;
 SET ROLE idgen_poller;
 SELECT idgen_horizon() > 0 AS public_may_call;
 SELECT count(*) >= 0 AS public_may_watch FROM idgen_horizon_holders;
 RESET ROLE;
+BEGIN;
+SELECT idgen_next() > 0 AS took_id;
+SET LOCAL ROLE idgen_poller;
+SELECT pid = pg_backend_pid() AS this_session, since IS NULL AS since_hidden,
+       held_for IS NULL AS held_for_hidden
+FROM idgen_horizon_holders;
+RESET ROLE;
+GRANT pg_read_all_stats TO idgen_poller;
+SET LOCAL ROLE idgen_poller;
+SELECT since IS NOT NULL AS since_shown FROM idgen_horizon_holders;
+COMMIT;
 DROP ROLE idgen_poller;
