@@ -94,6 +94,8 @@ lease_describe_registry(const char *conninfo)
 void
 lease_configure(void)
 {
+	int			unsafe;
+
 	lease_preloaded = process_shared_preload_libraries_in_progress;
 	lease_on = process_shared_preload_libraries_in_progress &&
 		idgen_node_registry != NULL && idgen_node_registry[0] != '\0';
@@ -101,18 +103,16 @@ lease_configure(void)
 		return;
 	registry_display = MemoryContextStrdup(TopMemoryContext,
 										   lease_describe_registry(idgen_node_registry));
-	if (idgen_lease_test_unsafe != NULL)
-	{
-		lease_fence_off = strstr(idgen_lease_test_unsafe, "fence") != NULL;
-		lease_ceiling_off = strstr(idgen_lease_test_unsafe, "ceiling") != NULL;
-		lease_floor_off = strstr(idgen_lease_test_unsafe, "floor") != NULL;
-		if (lease_fence_off || lease_ceiling_off || lease_floor_off)
-			ereport(WARNING,
-					(errmsg("idgen: node id leases run without their %s, for tests",
-							idgen_lease_test_unsafe),
-					 errdetail("This server may repeat IDs another server makes, or start a node id below the IDs it made under another."),
-					 errhint("Remove %s from postgresql.conf.", "idgen.lease_test_unsafe")));
-	}
+	unsafe = settings_lease_unsafe();
+	lease_fence_off = (unsafe & SETTINGS_UNSAFE_FENCE) != 0;
+	lease_ceiling_off = (unsafe & SETTINGS_UNSAFE_CEILING) != 0;
+	lease_floor_off = (unsafe & SETTINGS_UNSAFE_FLOOR) != 0;
+	if (unsafe != 0)
+		ereport(WARNING,
+				(errmsg("idgen: node id leases run without their %s, for tests",
+						idgen_lease_test_unsafe),
+				 errdetail("This server may repeat IDs another server makes, or start a node id below the IDs it made under another."),
+				 errhint("Remove %s from postgresql.conf.", "idgen.lease_test_unsafe")));
 	lease_worker_register();
 }
 

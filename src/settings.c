@@ -19,6 +19,7 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/varlena.h"
 
 #include "compat.h"
 #include "layout.h"
@@ -142,6 +143,67 @@ settings_check_registry(char **newval, void **extra, GucSource source)
 }
 
 /*
+ * The protections idgen.lease_test_unsafe names, as SETTINGS_UNSAFE_*
+ * flags; false for a word that names none, in *bad.
+ */
+static bool
+settings_parse_unsafe(const char *value, int *flags, char **bad)
+{
+	char	   *raw = pstrdup(value);
+	List	   *words;
+	ListCell   *lc;
+
+	*flags = 0;
+	*bad = NULL;
+	if (!SplitIdentifierString(raw, ',', &words))
+		return false;
+	foreach(lc, words)
+	{
+		const char *word = lfirst(lc);
+
+		if (strcmp(word, "fence") == 0)
+			*flags |= SETTINGS_UNSAFE_FENCE;
+		else if (strcmp(word, "ceiling") == 0)
+			*flags |= SETTINGS_UNSAFE_CEILING;
+		else if (strcmp(word, "floor") == 0)
+			*flags |= SETTINGS_UNSAFE_FLOOR;
+		else
+		{
+			*bad = pstrdup(word);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* idgen.lease_test_unsafe: whole words only, so that no typo disables one. */
+static bool
+settings_check_unsafe(char **newval, void **extra, GucSource source)
+{
+	int			flags;
+	char	   *bad;
+
+	if (settings_parse_unsafe(*newval, &flags, &bad))
+		return true;
+	if (bad != NULL)
+		GUC_check_errdetail("Unrecognized protection: \"%s\".", bad);
+	else
+		GUC_check_errdetail("List syntax is invalid.");
+	GUC_check_errhint("List some of \"fence\", \"ceiling\" and \"floor\", separated by commas.");
+	return false;
+}
+
+int
+settings_lease_unsafe(void)
+{
+	int			flags;
+	char	   *bad;
+
+	return settings_parse_unsafe(idgen_lease_test_unsafe ? idgen_lease_test_unsafe : "",
+								 &flags, &bad) ? flags : 0;
+}
+
+/*
  * The node id comes from idgen.node_id or from a lease: both set is an
  * error, as is neither.
  */
@@ -219,8 +281,8 @@ define_lease_settings(void)
 							   "A comma-separated list of \"fence\", \"ceiling\" and \"floor\". Never set it on a server whose IDs matter.",
 							   &idgen_lease_test_unsafe,
 							   "",
-							   PGC_POSTMASTER, GUC_NOT_IN_SAMPLE | GUC_NO_SHOW_ALL,
-							   NULL, NULL, NULL);
+							   PGC_POSTMASTER, GUC_NOT_IN_SAMPLE,
+							   settings_check_unsafe, NULL, NULL);
 }
 
 /* Settings fixed at server start: only definable while preloading. */
@@ -233,6 +295,7 @@ define_postmaster_settings(void)
 	char	   *max_marks = configured_value("idgen.max_marks");
 	char	   *registry = configured_value("idgen.node_registry");
 	char	   *lease_s = configured_value("idgen.node_lease_s");
+	char	   *unsafe = configured_value("idgen.lease_test_unsafe");
 
 	define_node_settings();
 	define_lease_settings();
@@ -243,6 +306,7 @@ define_postmaster_settings(void)
 	check_configured_value("idgen.max_marks", max_marks, false);
 	check_configured_value("idgen.node_registry", registry, false);
 	check_configured_value("idgen.node_lease_s", lease_s, false);
+	check_configured_value("idgen.lease_test_unsafe", unsafe, false);
 	check_node_id_source(node_id);
 	if (idgen_node_id > LAYOUT_MASK(idgen_node_bits))
 		note_bad_setting("idgen.node_id",

@@ -27,6 +27,12 @@ extern int	idgen_node_id;
 extern char *idgen_node_registry;
 extern int	idgen_node_lease_s;
 extern char *idgen_lease_test_unsafe;
+
+/* The protections of leases idgen.lease_test_unsafe disables, for tests. */
+#define SETTINGS_UNSAFE_FENCE	0x01
+#define SETTINGS_UNSAFE_CEILING	0x02
+#define SETTINGS_UNSAFE_FLOOR	0x04
+extern int	settings_lease_unsafe(void);
 extern int	idgen_node_bits;
 extern char *idgen_epoch;
 extern int	idgen_max_marks;

@@ -89,6 +89,19 @@ $err = try_setting("idgen.node_id = 1\nidgen.max_marks = 10");
 like($err, qr/idgen cannot be used because idgen.max_marks is invalid/,
 	'a table of marks smaller than the least allowed is refused, not taken as the default');
 
+# The test-only switch of the lease protections takes whole words: one
+# misspelt is refused as any invalid setting, disabling nothing (1.5 before:
+# any value containing "fence" turned the fence off).
+my $log_offset = -s $node->logfile;
+$err = try_setting("idgen.node_id = 1\nidgen.lease_test_unsafe = 'fences'");
+like($err, qr/idgen cannot be used because idgen.lease_test_unsafe is invalid/,
+	'a misspelt idgen.lease_test_unsafe is refused');
+like(substr(slurp_file($node->logfile), $log_offset),
+	qr/invalid value for parameter "idgen.lease_test_unsafe": "fences"\n.*Unrecognized protection: "fences"/,
+	'the log says why');
+is($node->safe_psql('postgres', "SELECT setting FROM pg_settings WHERE name = 'idgen.lease_test_unsafe'"),
+	'', 'pg_settings shows it, with no protection disabled');
+
 $err = try_setting("idgen.node_id = '02'\nidgen.epoch = '2020-01-01'");
 is($err, '', 'valid settings generate again');
 
