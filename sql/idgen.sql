@@ -910,8 +910,9 @@ DECLARE
 				'epoch', EXTRACT(epoch FROM l.epoch), 'fields', l.fields, 'widths', l.widths,
 				'time_unit', EXTRACT(epoch FROM l.time_unit), 'radix', l.radix)), '{}')
 		 FROM %s.idgen_layout l)$q$;
-	-- Where a server's node id comes from, as JSON text.
-	lease_query constant text := 'SELECT pg_catalog.row_to_json(l)::text FROM %I.idgen_node_lease l';
+	-- Where a server's node id comes from, as JSON text.  %s: @extschema@
+	-- comes quoted already, as in layouts_query.
+	lease_query constant text := 'SELECT pg_catalog.row_to_json(l)::text FROM %s.idgen_node_lease l';
 	citus bool := conninfos IS NULL;
 	dblink_schema name;
 	names text[];
