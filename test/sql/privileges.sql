@@ -92,6 +92,11 @@ SET ROLE idgen_nobody;
 DELETE FROM idgen_system;
 INSERT INTO idgen_system (system_identifier) VALUES (1);
 SELECT idgen_resume_after(now());
+-- nor to read the registry's tokens, or take, renew or release a lease
+SELECT token FROM idgen_lease;
+SELECT * FROM idgen_lease_acquire(1, 'nobody', 1, gen_random_uuid(), 30, 0);
+SELECT idgen_lease_renew(0, gen_random_uuid(), 30, 0);
+SELECT idgen_lease_release(0, gen_random_uuid(), 0);
 RESET ROLE;
 
 DROP SCHEMA nobody CASCADE;
