@@ -281,7 +281,9 @@ DECLARE
 	kept bigint;
 BEGIN
 	IF lease_s < 1 THEN
-		RAISE EXCEPTION 'invalid node id lease renewal' USING ERRCODE = 'invalid_parameter_value';
+		RAISE EXCEPTION 'invalid node id lease renewal'
+			USING ERRCODE = 'invalid_parameter_value',
+				HINT = 'lease_s must be at least 1.';
 	END IF;
 	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
 	t := clock_timestamp();

@@ -36,7 +36,8 @@ hwm_set_corrupt(const char *detail)
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("idgen high-water mark file \"%s\" is unreadable; generating IDs is refused",
 					HWM_FILE),
-			 errdetail_internal("%s", detail)));
+			 errdetail_internal("%s", detail),
+			 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
 }
 
 /* A line of the file, at startup. */

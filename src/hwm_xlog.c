@@ -111,7 +111,8 @@ hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int n
 		{
 			hwm->restore_warned = true;
 			ereport(WARNING,
-					(errmsg("idgen high-water mark file \"%s\" was behind the WAL", HWM_FILE),
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("idgen high-water mark file \"%s\" was behind the WAL", HWM_FILE),
 					 errdetail("It may have been put back from an older copy. The WAL's marks are used."),
 					 errhint("Do not restore \"%s\" on its own; it belongs with the data directory it was taken from.",
 							 HWM_FILE)));

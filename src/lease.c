@@ -109,7 +109,8 @@ lease_configure(void)
 	lease_floor_off = (unsafe & SETTINGS_UNSAFE_FLOOR) != 0;
 	if (unsafe != 0)
 		ereport(WARNING,
-				(errmsg("idgen: node id leases run without their %s, for tests",
+				(errcode(ERRCODE_WARNING),
+				 errmsg("idgen: node id leases run without their %s, for tests",
 						idgen_lease_test_unsafe),
 				 errdetail("This server may repeat IDs another server makes, or start a node id below the IDs it made under another."),
 				 errhint("Remove %s from postgresql.conf.", "idgen.lease_test_unsafe")));

@@ -207,7 +207,8 @@ provenance_settle(bool file_found)
 	{
 		prov->lost = true;
 		ereport(WARNING,
-				(errmsg("idgen high-water mark file \"%s\" is missing from a data directory that kept it",
+				(errcode(ERRCODE_UNDEFINED_FILE),
+				 errmsg("idgen high-water mark file \"%s\" is missing from a data directory that kept it",
 						"idgen_hwm"),
 				 errdetail("Without it idgen cannot tell which IDs this server issued before; generation refuses until told."),
 				 errhint("Stop the server and put the file back from a backup of this data directory, or see idgen_resume_after() in the troubleshooting guide.")));
