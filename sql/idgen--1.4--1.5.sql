@@ -311,6 +311,9 @@ COMMENT ON FUNCTION idgen_lease_renew(integer, uuid, integer, bigint) IS
 -- Releases a lease at its holder's shutdown, with the holder's highest
 -- mark: the holder has stopped, so the node id may go at once, and its
 -- next holder (often the same server restarted) starts just above it.
+-- That mark replaces the ceiling the renewals reported, which the holder
+-- may never have reached; it is never below the previous holders' mark,
+-- which the holder's marks of this node id started above (lease_worker.c).
 CREATE FUNCTION idgen_lease_release(node_id integer, token uuid, mark_ms bigint)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE STRICT SECURITY DEFINER
