@@ -11,6 +11,7 @@ and the checker reads what the servers really hold.
 import collections
 import copy
 import datetime
+import random
 
 from layouts import BUILTIN, EPOCHS, FAMILIES, NAMES
 
@@ -714,41 +715,48 @@ class Model:
         if not servers or len(self.clusters) >= MAX_CLUSTERS:
             return None
         c = self.r.choice(servers)
+        # The standby form draws from a stream of its own, and the copy's
+        # draws are made either way: the drills after this one are the same
+        # in both forms (and as before the standby form was added).
+        side = random.Random(str(self.r.getstate()))
         # one standby at a time (choose_standby), and a free node id for it
         room = len([k for k in self.clusters if self.leasing(k)]) < len(LEASE_POOL)
-        if not self.standbys() and room and self.r.random() < 0.5:
-            return self.lease_standby(c)
-        k = self.new_name("C")
+        standby = not self.standbys() and room and side.random() < 0.5
+        k = self.new_name("S" if standby else "C")
         ops = [{"op": "clone", "c": c, "new": k}, self.burst_on(c, k),
                {"op": "restart", "c": c, "mode": "fast", "set": dict(self.clusters[c]["set"])},
                self.lease_bursts([c, k], c), {"op": "retire", "c": k}]
+        if standby:
+            ops = self.lease_standby(c, k, side)
         ops = [op for op in ops if op]
         self.queue += ops[1:]
         return ops[0]
 
-    def lease_standby(self, c):
-        """A streaming standby of holder c (synchronous or not), its clock
-        4.5 or 6 s behind c's, outbox rows on c, the standby promoted while
-        c lives: it leases another node id (one of LEASE_POOL is free:
-        drill_clone sees to it), under which its IDs must start above every
-        ID it replicated from c (invariants 3 and 7); a synchronous one's
-        poller reads on (invariant 4).  The promoted one is retired."""
-        sync = self.r.random() < 0.5
-        db = self.r.choice(self.dbs(c, CURRENT))
-        b = self.new_name("S")
-        # it waits for its clock up to 6 s and c's lead and step; or for the
-        # mark of its new node id's previous holder, which may have run
-        # further ahead (the frozen drill's): as the frozen drill's server
-        ops = [{"op": "standby", "c": c, "s": b, "sync": sync, "node_id": None,
-                "offset": self.clusters[c]["set"]["clock_offset_ms"] - self.r.choice([4500, 6000]),
-                "set": {"max_clock_regression_ms": 30000}},
-               self.outbox_in(c, db),
-               # an asynchronous one replays all c wrote first: then it too
-               # holds the marks of every ID c made
-               {"op": "promote", "s": b, "kill_primary": False, "catch_up": not sync},
-               self.outbox_in(b, db), {"op": "retire", "c": b}]
-        self.queue += ops[1:]
-        return ops[0]
+    def lease_standby(self, c, b, rng):
+        """Server b: a streaming standby of holder c (synchronous or not),
+        its clock 4.5 or 6 s behind c's, outbox rows on c, the standby
+        promoted while c lives: it leases another node id (one of LEASE_POOL
+        is free: drill_clone sees to it), under which its IDs must start
+        above every ID it replicated from c (invariants 3 and 7); a
+        synchronous one's poller reads on (invariant 4).  The promoted one
+        is retired.  Its choices are rng's."""
+        main, self.r = self.r, rng
+        try:
+            sync = self.r.random() < 0.5
+            db = self.r.choice(self.dbs(c, CURRENT))
+            # it waits for its clock up to 6 s and c's lead and step; or for the
+            # mark of its new node id's previous holder, which may have run
+            # further ahead (the frozen drill's): as the frozen drill's server
+            return [{"op": "standby", "c": c, "s": b, "sync": sync, "node_id": None,
+                     "offset": self.clusters[c]["set"]["clock_offset_ms"] - self.r.choice([4500, 6000]),
+                     "set": {"max_clock_regression_ms": 30000}},
+                    self.outbox_in(c, db),
+                    # an asynchronous one replays all c wrote first: then it too
+                    # holds the marks of every ID c made
+                    {"op": "promote", "s": b, "kill_primary": False, "catch_up": not sync},
+                    self.outbox_in(b, db), {"op": "retire", "c": b}]
+        finally:
+            self.r = main
 
     def burst_db(self, model, c, db):
         """A burst on server c in database db, which model's db holds."""
