@@ -5,7 +5,9 @@ server's runs, of its outbox cursor, and of idgen_stats.
 - Resuming above (Frontier): after a restart, a crash, or a promotion of a
   synchronous standby with its primary's node id, a server generates above
   every ID its lineage handed out before in the layout, also after
-  idgen.epoch or idgen.node_bits changed in between; moving the epoch later
+  idgen.epoch or idgen.node_bits changed in between; a leasing server
+  (a promoted standby of a leasing one included) above those of every
+  node id; moving the epoch later
   is refused until the clock passes those IDs.  Within one run backends
   interleave worker ids, so only IDs of earlier runs bound new ones.
 - The outbox poller (Poller): idgen_horizon() never decreases along a
@@ -57,14 +59,16 @@ class Frontier:
             for key, top in part.items():
                 self.before[key] = max(self.before.get(key, top), top)
 
-    def bound(self, group, node, bits, bits_matter):
+    def bound(self, group, node, bits, bits_matter, any_node=False):
         """The largest ID of earlier runs that IDs of node under bits must
         stay above: the same node id's; with other node_bits, every node
         id's where node_bits places the machine fields (marks of other
-        node_bits bind, docs/guarantees.md)."""
+        node_bits bind, docs/guarantees.md); with any_node (a leased node
+        id), every node id's: a leasing server starts a node id new to it
+        above every mark it has (docs/node-ids.md)."""
         top, why = None, None
         for (g, n, b), value in self.before.items():
-            if g == group and (n == node or (bits_matter and b != bits)) and \
+            if g == group and (n == node or any_node or (bits_matter and b != bits)) and \
                     (top is None or value > top):
                 top, why = value, (n, b)
         return top, why

@@ -11,6 +11,7 @@ and the checker reads what the servers really hold.
 import collections
 import copy
 import datetime
+import random
 
 from layouts import BUILTIN, EPOCHS, FAMILIES, NAMES
 
@@ -708,18 +709,54 @@ class Model:
     def drill_clone(self):
         """A copy (pg_basebackup) of a holder started as a primary: another
         node id, or refused while every node id is held; then the holder
-        restarted keeps its node id."""
+        restarted keeps its node id.  Or, as often, the copy is a streaming
+        standby promoted while the holder lives (lease_standby)."""
         servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
         if not servers or len(self.clusters) >= MAX_CLUSTERS:
             return None
         c = self.r.choice(servers)
-        k = self.new_name("C")
+        # The standby form draws from a stream of its own, and the copy's
+        # draws are made either way: the drills after this one are the same
+        # in both forms (and as before the standby form was added).
+        side = random.Random(str(self.r.getstate()))
+        # one standby at a time (choose_standby), and a free node id for it
+        room = len([k for k in self.clusters if self.leasing(k)]) < len(LEASE_POOL)
+        standby = not self.standbys() and room and side.random() < 0.5
+        k = self.new_name("S" if standby else "C")
         ops = [{"op": "clone", "c": c, "new": k}, self.burst_on(c, k),
                {"op": "restart", "c": c, "mode": "fast", "set": dict(self.clusters[c]["set"])},
                self.lease_bursts([c, k], c), {"op": "retire", "c": k}]
+        if standby:
+            ops = self.lease_standby(c, k, side)
         ops = [op for op in ops if op]
         self.queue += ops[1:]
         return ops[0]
+
+    def lease_standby(self, c, b, rng):
+        """Server b: a streaming standby of holder c (synchronous or not),
+        its clock 4.5 or 6 s behind c's, outbox rows on c, the standby
+        promoted while c lives: it leases another node id (one of LEASE_POOL
+        is free: drill_clone sees to it), under which its IDs must start
+        above every ID it replicated from c (invariants 3 and 7); a
+        synchronous one's poller reads on (invariant 4).  The promoted one
+        is retired.  Its choices are rng's."""
+        main, self.r = self.r, rng
+        try:
+            sync = self.r.random() < 0.5
+            db = self.r.choice(self.dbs(c, CURRENT))
+            # it waits for its clock up to 6 s and c's lead and step; or for the
+            # mark of its new node id's previous holder, which may have run
+            # further ahead (the frozen drill's): as the frozen drill's server
+            return [{"op": "standby", "c": c, "s": b, "sync": sync, "node_id": None,
+                     "offset": self.clusters[c]["set"]["clock_offset_ms"] - self.r.choice([4500, 6000]),
+                     "set": {"max_clock_regression_ms": 30000}},
+                    self.outbox_in(c, db),
+                    # an asynchronous one replays all c wrote first: then it too
+                    # holds the marks of every ID c made
+                    {"op": "promote", "s": b, "kill_primary": False, "catch_up": not sync},
+                    self.outbox_in(b, db), {"op": "retire", "c": b}]
+        finally:
+            self.r = main
 
     def burst_db(self, model, c, db):
         """A burst on server c in database db, which model's db holds."""
@@ -917,7 +954,7 @@ class Model:
         p = self.clusters[op["c"]]
         node = p["set"]["node_id"] if op["sync"] else op["node_id"]
         self.clusters[op["s"]] = {"set": dict(p["set"], node_id=node,
-                                              clock_offset_ms=op.get("offset", 0)),
+                                              clock_offset_ms=op.get("offset", 0), **op.get("set", {})),
                                   "role": "standby", "dbs": p["dbs"], "standby": None,
                                   "nodes": set(p["nodes"]) if op["sync"] else {node},
                                   "combos": set(p["combos"]) if op["sync"] else

@@ -634,9 +634,12 @@ class World:
         p = self.clusters[c]
         cl = Cluster(self.pg, self.root, s)
         cl.create_standby(p)
-        node = p.settings["node_id"] if op["sync"] else op["node_id"]
-        cl.write_settings(dict(p.settings, node_id=node, clock_offset_ms=op.get("offset", 0),
-                               synchronous_standby_names=""))
+        settings = dict(p.settings, clock_offset_ms=op.get("offset", 0), synchronous_standby_names="",
+                        **op.get("set", {}))
+        if not self.leasing(c):
+            # a leasing one's standby leases nothing until promoted
+            settings["node_id"] = p.settings["node_id"] if op["sync"] else op["node_id"]
+        cl.write_settings(settings)
         self.clusters[s] = cl
         self.role[s] = "standby"
         self.primary_of[s] = c
@@ -668,13 +671,15 @@ class World:
         if not self.live(s, "standby"):
             return False
         c = self.primary_of[s]
-        if self.sync.get(s):
+        if op.get("catch_up") and self.live(c):
+            self.catch_up(self.clusters[c], self.clusters[s])
+        if self.sync.get(s) or op.get("catch_up"):
             # Its primary's sessions waited for it: it has the marks of all
             # their IDs, and the outbox rows they committed.
             self.lineage[s].frontier.include(self.lineage[c].frontier)
             self.lineage[s].newest = max(self.lineage[s].newest, self.lineage[c].newest)
             for (pc, db), poller in list(self.pollers.items()):
-                if pc == c:
+                if pc == c and self.sync.get(s):
                     self.pollers[(s, db)] = poller.switch()
         if self.live(c):
             self.touch(c)
@@ -692,6 +697,24 @@ class World:
         self.clusters[s].promote()
         self.role[s] = "primary"
         self.touch(s)
+        if self.leasing(s):
+            # a node id of its own while its primary lives (the clone drill's
+            # standby form): whether it got one, the summary says
+            lease = self.wait_lease(s, 3 * int(self.clusters[s].settings["node_lease_s"]))
+            self.refusals["promoted standby of a leasing server: %s" % (
+                "leased node id %d" % lease[0] if lease and lease[1] == "held" else "leased none")] += 1
+
+    @staticmethod
+    def catch_up(p, s, timeout=60):
+        """An asynchronous standby replays all its primary wrote so far:
+        the marks of every ID the primary handed out."""
+        lsn = p.query("postgres", "SELECT pg_current_wal_insert_lsn()")[0][0]
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if s.query("postgres", "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (lsn,))[0][0]:
+                return
+            time.sleep(0.1)
+        raise RuntimeError("standby %s never caught up" % s.name)
 
     def do_dump_restore(self, op):
         c, new = op["c"], op["new"]
@@ -861,7 +884,8 @@ class World:
         if res.get("late"):
             self.late.append((res["c"], group, node, bits, top))
             return
-        bound, why = frontier.bound(group, node, bits, layout.bits_matter())
+        # a leasing server's node id may change: it continues above every ID it made
+        bound, why = frontier.bound(group, node, bits, layout.bits_matter(), bool(view.get("leased")))
         low = min(res["ids"])
         if bound is not None and low <= bound:
             raise Violation("resumed below", layout.name,

@@ -127,6 +127,11 @@ MUTANTS = [
      "a new holder of a leased node id does not start after its previous holders' mark"
      " (issue #31)",
      [("\tint64\t\tstart = Max(previous_mark, own);\n", "\tint64\t\tstart = own;\n")]),
+    ("lease_floor", "src/lease_worker.c",
+     "a server whose node id changes (a standby promoted while its leasing primary lives)"
+     " does not start its new node id above its own marks, those it replicated included"
+     " (issue #31)",
+     [("\tint64\t\town = lease_floor_off ? -1 : lease_own_highest();\n", "\tint64\t\town = true ? -1 : lease_own_highest();\n")]),
 ]
 BY_NAME = {m[0]: m for m in MUTANTS}
 
