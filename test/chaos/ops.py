@@ -504,7 +504,9 @@ class Model:
         name = self.r.choice(NAMES)
         fam = self.r.choice([0, 1, 5, 8])           # no worker field: one state per definition
         e1, e2 = self.r.sample(EPOCHS, 2)
-        clients = [{"c": c, "db": db, "calls": [["next", name, 1, 300]]}
+        # long enough that the four overlap whatever their connections take:
+        # a state the two definitions shared showed only where they met
+        clients = [{"c": c, "db": db, "calls": [["next", name, 1, 3000]]}
                    for db in (db1, db2, db1, db2)]
         ops = [prep, {"op": "redefine", "c": c, "db": db1, "name": name, "epoch": e1, "family": fam},
                {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": e2, "family": fam},
