@@ -90,6 +90,15 @@ restore_fixed_settings(void)
 	/* the body is a literal made here: parsing it again is wasted */
 	(void) set_config_option("check_function_bodies", "off", PGC_USERSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+
+	/*
+	 * Each node of a Citus cluster keeps the copy of its own table: Citus
+	 * would otherwise send the function to the workers, and a worker may
+	 * not change a function Citus sent.
+	 */
+	if (GetConfigOption("citus.enable_ddl_propagation", true, false) != NULL)
+		(void) set_config_option("citus.enable_ddl_propagation", "off", PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	return level;
 }
 
