@@ -1,12 +1,16 @@
 # A real Citus cluster: a coordinator and two workers, each with its own
-# idgen.node_id.  Citus evaluates DEFAULT idgen_next() on the coordinator for
-# plain INSERTs, on a worker for INSERTs through it, and on the workers that
-# hold the source shards for a repartitioned INSERT ... SELECT: every ID must
-# be unique and decode to the node that made it.  Layouts defined on the
-# coordinator reach every worker, and idgen_check_nodes() without a list
-# checks every node through Citus's connections.  Last, every node leases
-# its node id from the coordinator instead.  Runs where Citus is installed
-# in the PostgreSQL under test and skips elsewhere.
+# idgen.node_id.  idgen is created on the coordinator only, as a user would,
+# and Citus creates it on the workers.  Citus evaluates DEFAULT idgen_next()
+# on the coordinator for plain INSERTs, on a worker for INSERTs through it,
+# and on the workers that hold the source shards for a repartitioned INSERT
+# ... SELECT: every ID must be unique and decode to the node that made it.
+# Layouts defined, redefined and dropped on the coordinator reach every
+# worker, each node keeping its own copy for a restore of its own dump, and
+# idgen_check_nodes() without a list checks every node through Citus's
+# connections.  Last, every node leases its node id from the coordinator
+# instead, through restarts of a worker and of the coordinator and a worker
+# added later.  Runs where Citus is installed in the PostgreSQL under test
+# and skips elsewhere.
 use strict;
 use warnings;
 use FindBin;
@@ -23,14 +27,18 @@ chomp $libdir;
 plan skip_all => "Citus is not installed in $libdir"
   unless -f "$libdir/citus.so";
 
-# Nodes talk over the test's Unix socket directory.
+# Nodes talk over the test's Unix socket directory.  Only Citus is created
+# here: idgen comes from the coordinator.
 sub citus_node
 {
 	my ($name, $node_id) = @_;
-	my $node = idgen_node($name,
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf',
 		"shared_preload_libraries = 'citus,idgen'\n"
-		  . "citus.local_hostname = '$PostgreSQL::Test::Utils::tempdir_short'\n"
+		  . "citus.local_hostname = '" . $node->host . "'\n"
 		  . "max_connections = 60\n");
+	$node->start;
 	set_auto_conf($node, "idgen.node_id = $node_id");
 	$node->safe_psql('postgres', 'CREATE EXTENSION citus');
 	return $node;
@@ -47,6 +55,17 @@ my ($cn, $n1, $n2) = map { "$host:" . $_->port } $coord, $w1, $w2;
 
 sql($coord, "SELECT citus_set_coordinator_host('$host', " . $coord->port . ")");
 sql($coord, "SELECT citus_add_node('$host', " . $w1->port . ")");
+sql($coord, 'CREATE EXTENSION idgen');
+
+# Each node records its own cluster, though Citus ran the script there: a
+# worker is no "new cluster" holding another's IDs, and generates.
+for my $n ($coord, $w1)
+{
+	is(sql($n, q{SELECT count(*), bool_and(s.system_identifier = c.system_identifier)
+				 FROM idgen_system s, pg_control_system() c}),
+		'1|t', $n->name . ' records its own system identifier in idgen_system');
+	like(sql($n, 'SELECT idgen_next()'), qr/^\d+$/, $n->name . ' generates');
+}
 
 # A layout defined on the coordinator reaches the worker; a dropped one is
 # dropped there too.
@@ -56,11 +75,31 @@ sql($coord, "SELECT idgen_drop_layout('scratch')");
 is(sql($w1, 'SELECT string_agg(name, \',\') FROM idgen_layout'), 'orders',
 	'layouts defined and dropped on the coordinator are defined and dropped on the worker');
 
+# A layout dropped and defined again otherwise is redefined on the worker.
+sql($coord, "SELECT idgen_define_layout('redefined', '2020-01-01+00', '{time,sequence}', '{41,12}')");
+sql($coord, "SELECT idgen_drop_layout('redefined')");
+sql($coord, "SELECT idgen_define_layout('redefined', '2021-01-01+00', '{time,node,sequence}', '{41,10,12}')");
+is(sql($w1, q{SELECT epoch = '2021-01-01+00', widths FROM idgen_layout WHERE name = 'redefined'}),
+	't|{41,10,12}', 'a layout redefined on the coordinator is redefined on the worker');
+
+# Each node keeps the copy of its own layouts that its own dump restores
+# before any data; Citus neither sends nor tracks it.
+for my $n ($coord, $w1)
+{
+	is(sql($n, q{SELECT idgen_layouts_saved() = (SELECT jsonb_agg(l ORDER BY l.name COLLATE "C") FROM idgen_layout l)}),
+		't', $n->name . ' keeps the copy of its layouts for its dump');
+	is(sql($n, q{SELECT count(*) FROM pg_dist_object WHERE objid = 'idgen_layouts_saved()'::regprocedure}),
+		'0', $n->name . "'s copy is its own, not a Citus object");
+	my ($dump) = run_command([ 'pg_dump', '--schema-only', '-d', $n->connstr('postgres') ]);
+	like($dump, qr/CREATE FUNCTION public\.idgen_layouts_saved\(\).*"name": ""?redefined/s,
+		$n->name . "'s dump holds its layouts ahead of the data");
+}
+
 # A worker added later lacks it, and the check says so; one call fixes it.
 sql($coord, "SELECT citus_add_node('$host', " . $w2->port . ")");
-is(check(), "$cn|1|ok\n$n1|2|ok\n$n2|3|layouts of $cn missing here: orders (run idgen_sync_layouts() on the coordinator)",
+is(check(), "$cn|1|ok\n$n1|2|ok\n$n2|3|layouts of $cn missing here: orders, redefined (run idgen_sync_layouts() on the coordinator)",
 	'the check finds a layout missing on a node added later');
-is(sql($coord, 'SELECT idgen_sync_layouts()'), '1', 'idgen_sync_layouts() sends the layout');
+is(sql($coord, 'SELECT idgen_sync_layouts()'), '2', 'idgen_sync_layouts() sends both layouts');
 is(check(), "$cn|1|ok\n$n1|2|ok\n$n2|3|ok", 'after the sync every node has the layout');
 
 # Every insert path.  events is distributed by tenant; src says which path
@@ -162,5 +201,58 @@ is(sql($coord, qq{
 				WHEN 'worker1' THEN $leased{worker1} ELSE $leased{worker2} END)
 	FROM events}), '6000|6000|6000', 'with leased node ids, every ID is unique and decodes to its node\'s lease');
 
-$_->stop for $coord, $w1, $w2;
+# A worker restarted keeps its node id: the registry knows the directory.
+$w1->restart;
+$w1->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease")
+  or die 'worker1 leased no node id after its restart';
+is(sql($w1, 'SELECT node_id FROM idgen_node_lease'), $leased{worker1},
+	'a worker restarted leases the node id it held');
+
+# The coordinator, which is also the registry, restarted while the workers
+# hold leases: they renew when it is back, with the same node ids.  The
+# coordinator itself cannot release its lease while it shuts down, so it
+# leases another node id unless its old lease has run out (docs/citus.md).
+$coord->restart;
+for my $n ($w1, $w2)
+{
+	$n->poll_query_until('postgres', "SELECT state = 'held' AND node_id = $leased{$n->name} FROM idgen_node_lease")
+	  or die $n->name . ' lost its node id across the coordinator\'s restart: '
+	  . sql($n, 'SELECT state, node_id, last_error FROM idgen_node_lease');
+}
+pass('after the coordinator\'s restart the workers hold the node ids they had');
+$coord->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease")
+  or die 'the coordinator leased no node id after its restart';
+$leased{coordinator} = sql($coord, 'SELECT node_id FROM idgen_node_lease');
+
+# A worker added after the leases were taken gets idgen from Citus and
+# leases a node id of its own.
+my $w3 = citus_node('worker3', 4);
+set_auto_conf($w3, "idgen.node_registry = '$registry'\nidgen.node_lease_s = 5");
+sql($coord, "SELECT citus_add_node('$host', " . $w3->port . ")");
+$w3->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease")
+  or die 'worker3 leased no node id: ' . sql($w3, 'SELECT last_error FROM idgen_node_lease');
+$leased{worker3} = sql($w3, 'SELECT node_id FROM idgen_node_lease');
+%distinct = map { $_ => 1 } values %leased;
+is(scalar(keys %distinct), 4, 'a worker added later leases a node id no other node holds');
+is(sql($w3, q{SELECT count(*), bool_and(s.system_identifier = c.system_identifier)
+			  FROM idgen_system s, pg_control_system() c}),
+	'1|t', 'the added worker records its own system identifier');
+
+# Every node's insert path again, the added worker's shards included.
+sql($coord, q{TRUNCATE events});
+sql($coord, q{SELECT citus_rebalance_start(shard_transfer_mode => 'block_writes'); SELECT citus_rebalance_wait()});
+sql($coord, q{INSERT INTO events (tenant, src) SELECT g % 50, 'coordinator' FROM generate_series(1, 2000) g});
+sql($_, q{INSERT INTO events (tenant, src) SELECT g % 50, 'worker' FROM generate_series(1, 2000) g}) for $w1, $w2, $w3;
+sql($coord, q{INSERT INTO events (tenant, src) SELECT tenant, 'repartitioned' FROM events WHERE src = 'coordinator'});
+is(sql($coord, q{SELECT count(*), count(DISTINCT id) FROM events}), '10000|10000',
+	'after restarts and a node added, 10000 IDs through every node and a repartitioned INSERT ... SELECT are unique');
+
+# The horizon and capacity views answer on every node.
+for my $n ($coord, $w1, $w3)
+{
+	is(sql($n, q{SELECT idgen_horizon() > 0, count(*) > 0 FROM idgen_capacity}), 't|t',
+		$n->name . ' answers idgen_horizon() and idgen_capacity');
+}
+
+$_->stop for $coord, $w1, $w2, $w3;
 done_testing();
