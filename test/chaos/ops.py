@@ -26,7 +26,8 @@ LEASE_POOL = range(12, 16)
 LEASE_S = 5                 # idgen.node_lease_s: its minimum, to keep drills short
 SETTING_CHOICES = {
     "epoch": ["2024-01-01", "2024-01-01", "2023-12-31", "2023-01-01", "2024-03-01"],
-    "node_bits": [4, 4, 5, 6],
+    # 8 leaves 4 worker ids a node: a crowd (choose_burst) shares one
+    "node_bits": [4, 4, 5, 6, 8],
     "max_lead_ms": [1000, 1000, 0, 20, 5000],
     "max_clock_regression_ms": [10000, 10000, 3000, 30000, 0],
 }
@@ -37,7 +38,17 @@ WEIGHTS = {
     "burst": 40, "define": 10, "redefine": 9, "drop": 3, "clock": 9, "restart": 6,
     "createdb": 2, "dropdb": 1, "ext_recreate": 2, "ext_update": 3,
     "standby": 2, "promote": 2, "dump_restore": 1.5, "retire": 1, "outbox": 5, "drill": 3,
+    "standby_restart": 2,
 }
+# Node ids at the edges: the largest node_bits allows, and the size of a
+# layout's node field (FAMILIES: 4, 5 and 6 bits), which that layout must
+# refuse.  Above NODE_IDS and LEASE_POOL, so no other server has them.
+EDGE_NODES = [(5, 16), (5, 31), (6, 32), (6, 63), (7, 64), (7, 127)]
+# A burst with more clients than a server has worker ids, now and then.
+CROWD = 3
+# An outbox's commits held between their commit record and their
+# visibility (a synchronous standby's receiver stopped), now and then.
+HOLD_MS = [300, 700]
 # Drills: the cases docs/guarantees.md names, as short op sequences that
 # reach them for sure.  Each run has every one early (in an order of its
 # seed) and more now and then; the random ops around them find the rest.
@@ -263,13 +274,20 @@ class Model:
             # A standby must keep its primary's epoch and node_bits.
             if not ((m["standby"] or self.leasing(c)) and key in ("epoch", "node_bits")):
                 s[key] = self.r.choice(SETTING_CHOICES[key])
+        if not self.leasing(c) and s["node_id"] >= 1 << s["node_bits"]:
+            s["node_bits"] = m["set"]["node_bits"]
         if self.r.random() < 0.3:
             s["clock_offset_ms"] = self.r.choice(OFFSETS)
-        if self.r.random() < 0.15 and not self.leasing(c):
+        p = self.r.random()
+        if p < 0.15 and not self.leasing(c):
             # Back to an id this server used before, or one nobody used.
             node = self.r.choice(sorted(m["nodes"])) if self.r.random() < 0.5 else self.free_node()
-            if node is not None:
+            if node is not None and node < 1 << s["node_bits"]:
                 s["node_id"] = node
+        elif p < 0.25 and not self.leasing(c) and not m["standby"]:
+            edges = [e for e in EDGE_NODES if e[1] not in self.used_nodes]
+            if edges:
+                s["node_bits"], s["node_id"] = self.r.choice(edges)
         return {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": s}
 
     def choose_createdb(self):
@@ -308,6 +326,17 @@ class Model:
             return None
         return {"op": "standby", "c": self.r.choice(prim), "s": self.new_name("S"),
                 "sync": sync, "node_id": node, "offset": self.r.choice(STANDBY_OFFSETS)}
+
+    def choose_standby_restart(self):
+        """A standby restarted or crashed before its promotion, after a
+        restartpoint or not: what it replayed must outlive the restart."""
+        if not self.standbys():
+            return None
+        return self.standby_restart(self.standbys()[0])
+
+    def standby_restart(self, s):
+        return {"op": "standby_restart", "s": s, "mode": self.r.choice(["fast", "immediate"]),
+                "restartpoint": self.r.random() < 0.7}
 
     def choose_drill(self):
         return self.drill(self.r.choice(ALL_DRILLS))
@@ -348,6 +377,7 @@ class Model:
         ops = [{"op": "standby", "c": p, "s": s, "sync": True, "node_id": None,
                 "offset": self.r.choice([-1500, -3000])},
                self.burst_on(p, p), self.outbox_in(p, db),
+               self.standby_restart(s) if self.r.random() < 0.5 else None,
                # idle while the poller polls: the horizon passes the marks
                {"op": "pause", "ms": 2000},
                {"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
@@ -614,13 +644,18 @@ class Model:
         # above every old ID; with a later one it is not (reported).
         s["epoch"] = min(self.clusters[c]["epochs"])
         new = self.new_name("M")
+        # The new cluster has a database of its own already: the refusal
+        # holds there too, as every database shares the layouts.
+        others = [d for d in self.db_names if d != db]
+        other = self.r.choice(others) if others else None
         # far enough ahead that the move (dump, initdb, restore) ends before
         # the old IDs' time; idgen_resume_after() gets the newest one's
         ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([4000, 5000]))
         ops = [{"op": "reload", "c": c, "set": ahead, "poll": False}, self.burst_on(c, c),
-               {"op": "move", "c": c, "db": db, "new": new, "set": s},
-               self.burst_db(c, new, db), {"op": "resume", "c": new, "db": db, "newest": True},
-               self.burst_db(c, new, db), self.outbox_in(new, db)]
+               {"op": "move", "c": c, "db": db, "new": new, "set": s, "other": other},
+               self.burst_new_db(new, other), self.burst_db(c, new, db),
+               {"op": "resume", "c": new, "db": db, "newest": True},
+               self.burst_db(c, new, db), self.burst_new_db(new, other), self.outbox_in(new, db)]
         self.queue += [op for op in ops[1:] if op]
         return ops[0]
 
@@ -753,6 +788,7 @@ class Model:
                      "offset": self.clusters[c]["set"]["clock_offset_ms"] - self.r.choice([4500, 6000]),
                      "set": {"max_clock_regression_ms": 30000}},
                     self.outbox_in(c, db),
+                    self.standby_restart(b) if self.r.random() < 0.5 else None,
                     # an asynchronous one replays all c wrote first: then it too
                     # holds the marks of every ID c made
                     {"op": "promote", "s": b, "kill_primary": False, "catch_up": not sync},
@@ -765,6 +801,15 @@ class Model:
         clients = [{"c": c, "db": db, "calls": [["next", None, 1, 3000]] +
                     [self.choose_call(model, db, None) for _ in range(self.r.randint(1, 3))]}
                    for _ in range(self.clients)]
+        return {"op": "burst", "clients": clients, "kill": None}
+
+    def burst_new_db(self, c, db):
+        """A burst in idgen's own layouts on server c's database db, which
+        holds no layouts of its own; None without one."""
+        if db is None:
+            return None
+        clients = [{"c": c, "db": db, "calls": [["next", None, 1, 3000], ["next", "pgedge", 1, 300]]}
+                   for _ in range(2)]
         return {"op": "burst", "clients": clients, "kill": None}
 
     def drill_refused(self):
@@ -822,7 +867,10 @@ class Model:
                      "COMMIT" if self.r.random() < 0.8 else "ROLLBACK"]
                     for _ in range(self.r.randint(1, 4))]
                    for _ in range(self.r.randint(2, 4))]
-        return {"op": "outbox", "c": c or model, "db": db, "writers": writers}
+        op = {"op": "outbox", "c": c or model, "db": db, "writers": writers}
+        if self.r.random() < 0.4:
+            op["hold_ms"] = self.r.choice(HOLD_MS)     # where a synchronous standby is
+        return op
 
     def choose_promote(self):
         if not self.standbys():
@@ -870,6 +918,8 @@ class Model:
             clients.append({"c": c, "db": db, "calls": calls})
         if not clients:
             return None
+        if self.r.random() < 0.1:
+            clients += copy.deepcopy(clients * (CROWD - 1))
         op = {"op": "burst", "clients": clients, "kill": None}
         p = self.r.random()
         if p < 0.10:
@@ -1007,8 +1057,11 @@ class Model:
     def apply_move(self, op):
         """The node id goes with the database; the old server is retired."""
         old = self.clusters.pop(op["c"])
+        dbs = {op["db"]: copy.deepcopy(old["dbs"][op["db"]])}
+        if op.get("other"):
+            dbs[op["other"]] = {"version": CURRENT, "layouts": {}}
         self.clusters[op["new"]] = {"set": dict(op["set"]), "role": "primary", "standby": None,
-                                    "dbs": {op["db"]: copy.deepcopy(old["dbs"][op["db"]])},
+                                    "dbs": dbs,
                                     "nodes": set(old["nodes"]), "combos": set(old["combos"]),
                                     "epochs": set(old["epochs"]) | {op["set"]["epoch"]}, "sync": False}
 
@@ -1019,6 +1072,6 @@ class Model:
         # its horizon file has a mark from now on, and copies of it too
         self.clusters[op["c"]]["polled"] = True
 
-    apply_pause = apply_resume = apply_burst
+    apply_pause = apply_resume = apply_standby_restart = apply_burst
     apply_registry_stop = apply_registry_start = apply_reserve = apply_unreserve = apply_burst
     apply_freeze = apply_thaw = apply_burst

@@ -521,6 +521,9 @@ class World:
         self.lineage[new] = Lineage(lin.hi, lin.lead, frontier, lin.newest)
         cl.start()
         self.touch(new)
+        if op.get("other"):
+            cl.query("postgres", 'CREATE DATABASE "%s"' % op["other"])
+            cl.query(op["other"], create_extension(CURRENT))
         cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
         self.restore(cl, op["db"], dump, rows)
 
@@ -703,6 +706,24 @@ class World:
             lease = self.wait_lease(s, 3 * int(self.clusters[s].settings["node_lease_s"]))
             self.refusals["promoted standby of a leasing server: %s" % (
                 "leased node id %d" % lease[0] if lease and lease[1] == "held" else "leased none")] += 1
+
+    def do_standby_restart(self, op):
+        """A standby stopped (fast) or crashed (immediate) and started
+        again; with restartpoint, after one, so that what it replayed
+        before is no longer in the WAL it reads at start."""
+        s = op["s"]
+        if not self.live(s, "standby"):
+            return False
+        sb = self.clusters[s]
+        p = self.clusters[self.primary_of[s]]
+        if op["restartpoint"] and self.live(self.primary_of[s]):
+            p.query("postgres", "CHECKPOINT")
+            self.catch_up(p, sb)
+            sb.query("postgres", "CHECKPOINT")
+        sb.stop(op["mode"])
+        sb.start()
+        if self.sync.get(s) and self.live(self.primary_of[s]):
+            self.wait_sync(p, s)
 
     @staticmethod
     def catch_up(p, s, timeout=60):
@@ -1013,8 +1034,13 @@ class World:
         where = "%s/%s" % (c, db)
         self.touch(c)
         self.stats_begin(c, [db])
-        results, problems = run_outbox(cl, db, op["writers"], poller, self.step, where,
-                                       self.refusals)
+        held = self.hold_commits(c, op.get("hold_ms", 0))
+        try:
+            results, problems = run_outbox(cl, db, op["writers"], poller, self.step, where,
+                                           self.refusals)
+        finally:
+            if held is not None:
+                held.join()
         self.touch(c)
         for res in results:
             if res["error"] is not None and res["error"][0] == "23505":
@@ -1025,6 +1051,29 @@ class World:
             raise problems[0]
         self.poll(c, db)
         self.stats_check(c)
+
+    def hold_commits(self, c, hold_ms):
+        """Stops the walreceiver of c's synchronous standby for hold_ms:
+        c's commits meanwhile have their commit record and wait, invisible,
+        while the poller polls.  Returns the thread that resumes it, or
+        None where c has no synchronous standby."""
+        sbs = [s for s, p in self.primary_of.items()
+               if p == c and self.sync.get(s) and self.live(s, "standby")]
+        if not hold_ms or not sbs:
+            return None
+        rows = self.clusters[sbs[0]].query("postgres", "SELECT pid FROM pg_stat_wal_receiver")
+        if not rows or rows[0][0] is None:
+            return None
+        pid = rows[0][0]
+        os.kill(pid, signal.SIGSTOP)
+        self.refusals["commits held by a stopped synchronous standby"] += 1
+
+        def resume():
+            time.sleep(hold_ms / 1000.0)
+            os.kill(pid, signal.SIGCONT)
+        thread = threading.Thread(target=resume)
+        thread.start()
+        return thread
 
     def poll(self, c, db):
         """One poll of the recipe, then every row under the cursor must
