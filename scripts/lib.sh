@@ -69,12 +69,13 @@ user_tmpdir() {
 # Copies the checkout into directory $1, owned by the test user, for the suite
 # to build in and write its results into: tracked and untracked files but no
 # ignored ones, so no build outputs of another PostgreSQL version come along.
-# Installs node-postgres there for t/060_js_client.pl.
+# Installs node-postgres there for t/060_js_client.pl, where npm is (it is
+# installed for the integration tests only).
 copy_checkout() {
 	local dest=$1
 	git -C "$ROOT" ls-files -z --cached --others --exclude-standard |
 		(cd "$ROOT" && xargs -0 cp --parents -t "$dest")
-	npm_ci "$dest/test/js"
+	if command -v npm >/dev/null; then npm_ci "$dest/test/js"; fi
 	if [ "$(id -u)" -eq 0 ]; then chown -R "$RUN_USER" "$dest"; fi
 }
 
