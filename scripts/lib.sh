@@ -69,50 +69,107 @@ user_tmpdir() {
 # Copies the checkout into directory $1, owned by the test user, for the suite
 # to build in and write its results into: tracked and untracked files but no
 # ignored ones, so no build outputs of another PostgreSQL version come along.
-# Installs node-postgres there for t/060_js_client.pl.
+# Installs node-postgres there for t/060_js_client.pl, where npm is (it is
+# installed for the integration tests only).
 copy_checkout() {
 	local dest=$1
 	git -C "$ROOT" ls-files -z --cached --others --exclude-standard |
 		(cd "$ROOT" && xargs -0 cp --parents -t "$dest")
-	npm_ci "$dest/test/js"
+	if command -v npm >/dev/null; then npm_ci "$dest/test/js"; fi
 	if [ "$(id -u)" -eq 0 ]; then chown -R "$RUN_USER" "$dest"; fi
 }
 
 # Runs every suite (pg_regress, isolation, TAP) in copy $1 against the
-# PostgreSQL whose pg_config is $2, where idgen is already installed; on
-# failure prints the diffs and the TAP logs' ends and returns non-zero.
+# PostgreSQL whose pg_config is $2, where idgen is already installed, each
+# suite on its own so that one failing does not hide the others; ends with a
+# summary (see suite_summary) and returns non-zero on any failure.
 # The TAP tests that IDGEN_TEST_EXTRA names run too ("integration", "long"):
 # the core and the long ones several at once (they mostly wait), then the
 # integration tests one at a time, since they time failovers.
 run_suite() {
-	local work=$1 pg_config=$2 status=0 words=() word others=() integration=()
+	local work=$1 pg_config=$2 status=0 words=() word others=() integration=() core=()
 	read -r -a words <<<"${IDGEN_TEST_EXTRA:-}"
 	for word in "${words[@]}"; do
 		[ "$word" = integration ] || others+=("$word")
 	done
-	echo "IDGEN_TEST_EXTRA=${IDGEN_TEST_EXTRA:-} (core TAP tests only when empty)"
-	as_user env IDGEN_TEST_EXTRA="${others[*]}" \
-		make -C "$work" -s installcheck PG_CONFIG="$pg_config" PROVE_FLAGS="--timer" ||
-		{ status=$?; suite_diagnostics "$work"; }
+	SUITE_WORK=$work SUITE_PG_CONFIG=$pg_config
+	SUITE_PG=$("$pg_config" --version)
+	: >"$work/suite_summary" && : >"$work/suite_failures"
+	mapfile -t integration < <(cd "$work" && grep -l "require_test_extra('integration')" t/*.pl)
+	mapfile -t core < <(cd "$work" && grep -L "require_test_extra('integration')" t/*.pl)
+	run_part regress "" ISOLATION= TAP_TESTS= || status=1
+	run_part isolation "" REGRESS= TAP_TESTS= || status=1
+	run_part "TAP: core${others[*]:+, ${others[*]}}" "${others[*]}" REGRESS= ISOLATION= \
+		PROVE_TESTS="${core[*]}" || status=1
 	if [ ${#others[@]} -lt ${#words[@]} ]; then
-		mapfile -t integration < <(cd "$work" && grep -l "require_test_extra('integration')" t/*.pl)
-		as_user env IDGEN_TEST_EXTRA="${IDGEN_TEST_EXTRA}" \
-			make -C "$work" -s installcheck PG_CONFIG="$pg_config" PROVE_FLAGS="--timer" \
-			REGRESS= ISOLATION= IDGEN_TAP_JOBS=1 PROVE_TESTS="${integration[*]}" ||
-			{ status=$?; suite_diagnostics "$work"; }
+		run_part "TAP: integration, one at a time" "${IDGEN_TEST_EXTRA}" \
+			REGRESS= ISOLATION= IDGEN_TAP_JOBS=1 PROVE_TESTS="${integration[*]}" || status=1
+	else
+		echo "TAP: integration: not run (IDGEN_TEST_EXTRA lacks \"integration\")" >>"$work/suite_summary"
 	fi
+	suite_summary
 	return $status
 }
 
-# Prints what a failed run left: the diffs and the end of each TAP log.
+# run_part NAME IDGEN_TEST_EXTRA MAKE-ARGS...: one "make installcheck" in
+# $SUITE_WORK, its output shown and kept in suite.out; notes in the summary
+# how it went, what it skipped and, when it failed, what failed.
+run_part() {
+	local name=$1 extra=$2 out=$SUITE_WORK/suite.out rc
+	shift 2
+	echo "=== $name"
+	as_user env IDGEN_TEST_EXTRA="$extra" \
+		make -C "$SUITE_WORK" -s installcheck PG_CONFIG="$SUITE_PG_CONFIG" PROVE_FLAGS="--timer" "$@" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" -eq 0 ]; then
+		echo "$name: passed" >>"$SUITE_WORK/suite_summary"
+	else
+		echo "$name: FAILED" >>"$SUITE_WORK/suite_summary"
+	fi
+	# prove: "t/070_citus.pl ...... skipped: reason"
+	sed -n 's/^\(\[[0-9:]*\] \)\{0,1\}\(t\/[^ ]*\.pl\) \.* *skipped: \(.*\)/  skipped \2: \3/p' "$out" >>"$SUITE_WORK/suite_summary"
+	[ "$rc" -eq 0 ] || suite_diagnostics "$out" >>"$SUITE_WORK/suite_failures"
+	return "$rc"
+}
+
+# What a failed part left, for the failed tests only: pg_regress's diffs, or
+# the end of each failed TAP file's own log; else the end of the output (the
+# build or the harness failed).
 suite_diagnostics() {
-	local f
-	for f in "$1"/regression.diffs "$1"/output_iso/regression.diffs; do
-		if [ -f "$f" ]; then echo "=== $f"; cat "$f"; fi
-	done
-	for f in "$1"/tmp_check/log/regress_log_*; do
-		if [ -f "$f" ]; then echo "=== $f (tail)"; tail -n 60 "$f"; fi
-	done
+	local out=$1 names f log n=0
+	names=$(sed -n -e 's/^test \([^ ]*\) *\.\.\. FAILED.*/\1/p' -e 's/^ \{1,\}\([^ ]*\) *\.\.\. FAILED.*/\1/p' \
+		-e 's/^not ok [0-9]* *[-+] \([^ ]*\).*/\1/p' "$out")
+	if [ -n "$names" ]; then
+		for f in "$SUITE_WORK"/regression.diffs "$SUITE_WORK"/output_iso/regression.diffs; do
+			[ -f "$f" ] || continue
+			echo "--- failed: $(echo "$names" | tr '\n' ' ')(${f#"$SUITE_WORK"/}, first 80 lines)"
+			head -n 80 "$f"
+			n=1
+		done
+	fi
+	# prove's "Test Summary Report": "t/070_citus.pl (Wstat: 256 ... Tests: 9 Failed: 1)"
+	while read -r f; do
+		log=tmp_check/log/regress_log_$(basename "$f" .pl)
+		echo "--- failed: $f (the end of $log)"
+		tail -n 40 "$SUITE_WORK/$log" 2>/dev/null || echo "(no $log: the test failed before it began one)"
+		n=1
+	done < <(sed -n 's/^\(t\/[^ ]*\.pl\) *(Wstat.*/\1/p' "$out")
+	if [ "$n" -eq 0 ]; then
+		echo "--- failed before any test could (the end of its output)"
+		tail -n 30 "$out"
+	fi
+}
+
+# The closing summary: the PostgreSQL, each part and what it skipped, then
+# what failed, each with the end of its own log.
+suite_summary() {
+	echo
+	echo "=== idgen test summary, on $SUITE_PG (IDGEN_TEST_EXTRA=\"${IDGEN_TEST_EXTRA:-}\")"
+	cat "$SUITE_WORK/suite_summary"
+	if [ -s "$SUITE_WORK/suite_failures" ]; then
+		echo
+		cat "$SUITE_WORK/suite_failures"
+	fi
 }
 
 # Starts a throwaway cluster with idgen preloaded in a fresh directory and

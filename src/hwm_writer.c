@@ -20,6 +20,26 @@
 
 PGDLLEXPORT void hwm_writer_main(Datum arg);
 
+/* Set while the writer waits for synchronous standbys. */
+static volatile sig_atomic_t confirming = false;
+
+/*
+ * SIGTERM: leave the main loop and exit quietly, where die() would end the
+ * worker with a FATAL in every clean shutdown's log.  A wait for standbys
+ * ends only on ProcDiePending, which the server's shutdown must not wait on.
+ */
+static void
+hwm_writer_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	ShutdownRequestPending = true;
+	if (confirming)
+		ProcDiePending = true;
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
 /*
  * Has the synchronous standbys confirm every mark made durable so far.
  * Only the writer waits here, so that one wait serves every session; it
@@ -43,9 +63,17 @@ hwm_confirm(void)
 	}
 	/* As in a commit: the wait handles termination itself. */
 	HOLD_INTERRUPTS();
-	SyncRepWaitForLSN(logged, false);
+	confirming = true;
+	if (!ShutdownRequestPending)
+		SyncRepWaitForLSN(logged, false);
+	confirming = false;
 	RESUME_INTERRUPTS();
-	CHECK_FOR_INTERRUPTS();
+	/* A wait ended by shutdown confirmed nothing. */
+	if (ShutdownRequestPending)
+	{
+		pfree(marks);
+		return;
+	}
 	for (int i = 0; i < n; i++)
 	{
 		pg_atomic_uint64 *confirmed = &hwm->entries[i].confirmed;
@@ -69,7 +97,7 @@ void
 hwm_writer_main(Datum arg)
 {
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
+	pqsignal(SIGTERM, hwm_writer_sigterm);
 	BackgroundWorkerUnblockSignals();
 	/* Confirm marks on flush, whatever the server's default. */
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
@@ -77,12 +105,14 @@ hwm_writer_main(Datum arg)
 	hwm->writer_latch = MyLatch;
 	before_shmem_exit(hwm_writer_detach, (Datum) 0);
 
-	for (;;)
+	while (!ShutdownRequestPending)
 	{
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
+		if (ShutdownRequestPending)
+			break;
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
@@ -92,6 +122,14 @@ hwm_writer_main(Datum arg)
 		if (hwm_sync_wanted())
 			hwm_confirm();
 	}
+
+	/*
+	 * Nothing is left to write: a backend at its mark raises it itself.  Exit
+	 * code 1, as the logical replication launcher's, has the postmaster start
+	 * the writer again if it was terminated alone (0 would unregister it, and
+	 * sessions waiting for standbys would wait for good).
+	 */
+	proc_exit(1);
 }
 
 /* During preload. */

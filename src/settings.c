@@ -219,9 +219,10 @@ check_node_id_source(const char *node_id)
 							  "Remove idgen.node_id from postgresql.conf to lease node ids, or idgen.node_registry to set them by hand, and restart the server.");
 	/* A default node id is how two servers end up sharing one. */
 	else if (!leased && node_id == NULL)
-		note_bad_setting("idgen.node_id",
-						 pstrdup("idgen.node_id is not set. Every server that generates IDs needs a node id of its own, so idgen does not assume one."),
-						 false);
+		note_bad_setting_hint("idgen.node_id",
+							  pstrdup("idgen.node_id is not set. Every server that generates IDs needs a node id of its own, so idgen does not assume one."),
+							  false,
+							  "Set idgen.node_id to a node id of this server's own, or idgen.node_registry to lease one from a registry, in postgresql.conf and restart the server.");
 }
 
 /* The settings of the layout and its node id, and the table of marks. */

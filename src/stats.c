@@ -380,7 +380,9 @@ stats_add_row(ReturnSetInfo *rsinfo, StatsEntry *e, int64 now)
 	nulls[8] = mark <= 0;
 	values[9] = Int64GetDatum(mark - now);
 	nulls[9] = mark <= 0;
-	left->time = (e->end_ms - now) * INT64CONST(1000);
+	/* Days and a time of day, whole seconds: hours in the 100,000s are hard to read. */
+	left->day = (int32) ((e->end_ms - now) / (SECS_PER_DAY * 1000));
+	left->time = (e->end_ms - now) / 1000 % SECS_PER_DAY * USECS_PER_SEC;
 	values[10] = IntervalPGetDatum(left);
 	values[11] = TimestampTzGetDatum(e->reset);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

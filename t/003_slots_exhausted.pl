@@ -9,6 +9,7 @@ use IdgenTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(sleep);
 
 # 8 node bits leave 2 worker bits: 3 dedicated slots and the shared one.
 my $node = idgen_node('exhausted', qq(
@@ -61,9 +62,16 @@ $holders[0]->quit;
 $node->poll_query_until('postgres',
 	'SELECT count(*) = 2 FROM idgen_workers WHERE NOT is_shared')
   or die 'the slot was not given back';
-sleep 2;	# a backend in the shared slot tries for another once a second
-is($late->query_safe($worker_sql), $slot,
-	'after claiming a slot: the layout is planned again with its worker id');
+# A backend in the shared slot tries for another once a second: wait for
+# it to take the free one (at most 60 s).
+my $now = '';
+for (1 .. 300)
+{
+	$now = $late->query_safe($worker_sql);
+	last if $now eq $slot;
+	sleep 0.2;
+}
+is($now, $slot, 'after claiming a slot: the layout is planned again with its worker id');
 $_->quit for $late, @holders[1 .. 2];
 
 $node->stop;

@@ -15,6 +15,8 @@ my ($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_next()');
 like($err, qr/idgen cannot be used because idgen.node_id is invalid/, 'a server without a node id refuses');
 like($err, qr/idgen.node_id is not set. Every server that generates IDs needs a node id of its own/,
 	'the detail says it was never set');
+like($err, qr/HINT:  Set idgen.node_id to a node id of this server's own, or idgen.node_registry to lease one/,
+	'the hint names both ways to give the server a node id');
 
 # Restarts with the given settings in postgresql.auto.conf, and returns
 # idgen_next()'s stderr.

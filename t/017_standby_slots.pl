@@ -45,13 +45,20 @@ is($sub->safe_psql('postgres', 'SELECT count(*) FROM events'), '1000',
 # The standby goes away: the primary keeps writing, the subscriber gets none
 # of it; the primary dies.
 $standby->stop;
-# For 3 s, past the marks the standby has.
-my $end = time() + 3;
+# Until the IDs are a second past the marks the standby has: a count of
+# ticks, not a time, which a loaded machine fills with fewer rows (at most
+# 120 s).
+my $past = $primary->safe_psql('postgres', q(
+	SELECT idgen_from_timestamp(mark + interval '1 s') FROM idgen_stats WHERE layout = 'idgen'));
+die 'no mark in idgen_stats' unless $past =~ /^\d+$/;
+my $end = time() + 120;
 while (time() < $end)
 {
-	$primary->safe_psql('postgres',
-		'INSERT INTO events (era) SELECT 2 FROM generate_series(1, 2000)');
+	last if $primary->safe_psql('postgres', qq(
+		INSERT INTO events (era) SELECT 2 FROM generate_series(1, 2000);
+		SELECT max(id) >= $past FROM events)) eq 't';
 }
+my $last = $primary->safe_psql('postgres', 'SELECT max(id) FROM events');
 sleep(1);
 is($sub->safe_psql('postgres', 'SELECT count(*) FROM events WHERE era = 2'), '0',
 	'while the standby is away, the subscriber gets no change it lacks');
@@ -61,11 +68,13 @@ $primary->stop('immediate');
 $standby->append_conf('postgresql.conf', 'idgen.clock_offset_ms = -3000');
 $standby->start;
 $standby->promote;
-$end = time() + 5;
+# New IDs until they pass the primary's last one (at most 120 s).
+$end = time() + 120;
 while (time() < $end)
 {
-	$standby->safe_psql('postgres',
-		'INSERT INTO events (era) SELECT 3 FROM generate_series(1, 2000)');
+	last if $standby->safe_psql('postgres', qq(
+		INSERT INTO events (era) SELECT 3 FROM generate_series(1, 2000);
+		SELECT max(id) > $last FROM events)) eq 't';
 }
 my @sub_ids = split /\n/, $sub->safe_psql('postgres', 'SELECT id FROM events');
 $standby->safe_psql('postgres', 'CREATE TABLE sub_ids (id bigint)');

@@ -3,7 +3,7 @@
 # an integer interval of one day's IDs from idgen_span() and a start at a UTC
 # midnight, run_maintenance() making the days ahead, rows landing in the
 # partition of their day, and retention dropping the partitions of days
-# older than 5.
+# older than 5; the query that shows their days.
 use strict;
 use warnings;
 use FindBin;
@@ -93,6 +93,22 @@ is( $node->safe_psql('postgres', q(
 		SELECT count(*) FROM pg_class WHERE relname ~ '^events_p' AND relkind = 'r')),
 	'9',
 	'the dropped children are gone, not detached');
+
+# docs/partitions.md's query names each partition's day: today's is today.
+my $docs = slurp_file("$FindBin::RealBin/../docs/partitions.md");
+my ($days) = $docs =~ /^```sql\n(SELECT p\.partition_tablename.*?;)\n```$/ms;
+like($days, qr/show_partitions\('public\.logs'\)/, "docs/partitions.md has the query of the partitions' days");
+$days =~ s/public\.logs/public.events/ or die;
+$days =~ s/;\z//;
+is( $node->safe_psql('postgres', qq(
+		SELECT count(*), count(*) FILTER (WHERE d.day = (idgen_decode(c.lo)).ts::date)
+		FROM ($days) d JOIN ($children) c ON c.child = d.partition)),
+	'9|9',
+	"docs/partitions.md's query gives each partition its day");
+is( $node->safe_psql('postgres', qq(
+		SELECT partition FROM ($days) d WHERE day = current_date)),
+	$node->safe_psql('postgres', q(SELECT tableoid::regclass FROM events ORDER BY id DESC LIMIT 1)),
+	"and today's partition holds today's rows");
 
 $node->stop;
 done_testing();

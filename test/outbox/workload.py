@@ -15,8 +15,14 @@ import time
 
 import psycopg2
 
-DSN, SECONDS, WRITERS = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+# Runs until the writers committed COMMITS transactions: a count, not a
+# time, so that a loaded machine runs longer rather than fewer (at most
+# CAP seconds).
+DSN, COMMITS, WRITERS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+CAP = 300
 stop = threading.Event()
+commits = [0]
+commits_lock = threading.Lock()
 writers_done = threading.Event()
 errors = []
 
@@ -51,6 +57,10 @@ def writer(seed):
                 conn.rollback()
             else:
                 conn.commit()
+                with commits_lock:
+                    commits[0] += 1
+                    if commits[0] >= COMMITS:
+                        stop.set()
     except Exception as e:  # reported, so the test fails loudly
         errors.append(repr(e))
     finally:
@@ -107,7 +117,7 @@ for t in threads:
     t.start()
 p = threading.Thread(target=poller, args=(horizon_seen, max_seen, clock_seen))
 p.start()
-time.sleep(SECONDS)
+stop.wait(CAP)
 stop.set()
 for t in threads:
     t.join()

@@ -63,7 +63,7 @@ SELECT count(*) AS holders_before FROM idgen_horizon_holders;
 BEGIN;
 SELECT idgen_next() > 0 AS took_id;
 SELECT pid = pg_backend_pid() AS this_session, prepared_gid IS NULL AS not_prepared,
-       since BETWEEN clock_timestamp() - interval '2 seconds' AND clock_timestamp() + interval '2 seconds' AS since_now,
+       since BETWEEN clock_timestamp() - interval '1 minute' AND clock_timestamp() + interval '2 seconds' AS since_now,
        held_for >= interval '0' AS held_for_ok
 FROM idgen_horizon_holders;
 COMMIT;

@@ -58,6 +58,11 @@ SELECT abs(extract(epoch FROM time_left) -
                    interval '1 ms' * ((2::numeric ^ 41) - 1) - clock_timestamp())) < 5 AS time_left_ok
 FROM idgen_stats WHERE layout = 'idgen';
 
+-- in days and whole seconds, as a person reads it (not 585395:06:55.539)
+SELECT extract(day FROM time_left) > 365 AND extract(hour FROM time_left) < 24
+       AND extract(second FROM time_left) = trunc(extract(second FROM time_left)) AS time_left_readable
+FROM idgen_stats WHERE layout = 'idgen';
+
 SELECT idgen_stats_reset();
 SELECT layout, ids, shared_ids, clock_waits, clock_regressions
 FROM idgen_stats WHERE layout IN ('idgen', 'twitter', 'instagram') ORDER BY layout;
