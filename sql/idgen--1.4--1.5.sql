@@ -25,6 +25,22 @@ SELECT c.system_identifier FROM pg_catalog.pg_control_system() c;
 COMMENT ON TABLE idgen_system IS
 'clusters (system identifiers) where idgen was created or updated in this database; kept by pg_dump and pg_upgrade, so that a new cluster knows it holds their IDs';
 
+-- Rows a restore brings into idgen_system make the whole server refuse at
+-- once: sessions of other databases, which never read this table, too.
+CREATE FUNCTION idgen_system_check()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'idgen_system_check'
+LANGUAGE C;
+
+REVOKE EXECUTE ON FUNCTION idgen_system_check() FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_system_check() IS
+'trigger of idgen_system: rows naming a cluster the high-water marks do not cover make the server refuse to generate';
+
+CREATE TRIGGER idgen_system_check
+AFTER INSERT OR UPDATE ON idgen_system
+FOR EACH STATEMENT EXECUTE FUNCTION idgen_system_check();
+
 -- The way out when generation refuses because the high-water marks do not
 -- cover this database's IDs: raises every mark past after and records the
 -- clusters of idgen_system as covered.  Only for whoever knows when the

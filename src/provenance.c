@@ -37,10 +37,12 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
+#include "commands/trigger.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -49,6 +51,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "clock.h"
@@ -79,6 +82,7 @@ static ProvenanceShared *prov = NULL;
 static bool checked = false;
 
 PG_FUNCTION_INFO_V1(idgen_resume_after);
+PG_FUNCTION_INFO_V1(idgen_system_check);
 
 void
 provenance_shmem_request(void)
@@ -285,33 +289,67 @@ provenance_refuse(void)
 }
 
 /*
+ * Whether this database holds IDs of a cluster the marks do not cover; if
+ * so, the whole server refuses from now on, as IDs of every database share
+ * the layouts' definitions.
+ */
+static bool
+provenance_foreign(void)
+{
+	uint64		uncovered = provenance_uncovered();
+
+	if (uncovered == 0)
+		return false;
+	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+	if (!prov->refusing)
+	{
+		prov->foreign = uncovered;
+		strlcpy(prov->foreign_db, get_database_name(MyDatabaseId), NAMEDATALEN);
+		prov->refusing = true;
+	}
+	LWLockRelease(prov->lock);
+	return true;
+}
+
+/*
  * Before this backend first generates: refuses while the server does, or
- * when this database holds IDs of a cluster the marks do not cover, which
- * makes the whole server refuse.
+ * when this database holds IDs of a cluster the marks do not cover.
  */
 void
 provenance_require(void)
 {
-	uint64		uncovered;
-
 	if (likely(checked))
 		return;
-	if (prov->refusing)
+	if (prov->refusing || provenance_foreign())
 		provenance_refuse();
-	uncovered = provenance_uncovered();
-	if (uncovered != 0)
-	{
-		LWLockAcquire(prov->lock, LW_EXCLUSIVE);
-		if (!prov->refusing)
-		{
-			prov->foreign = uncovered;
-			strlcpy(prov->foreign_db, get_database_name(MyDatabaseId), NAMEDATALEN);
-			prov->refusing = true;
-		}
-		LWLockRelease(prov->lock);
-		provenance_refuse();
-	}
 	checked = true;
+}
+
+/*
+ * AFTER INSERT or UPDATE on idgen_system, for each statement: rows a restore
+ * brings make the server refuse at once, not when a backend of this
+ * database first generates, so that sessions of other databases stop too.
+ */
+Datum
+idgen_system_check(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s can only be fired by a trigger of table %s",
+						"idgen_system_check()", PROVENANCE_TABLE)));
+	/* the scan reads with a catalog snapshot: one that sees the new rows */
+	CommandCounterIncrement();
+	InvalidateCatalogSnapshot();
+	if (prov != NULL && !RecoveryInProgress() && provenance_foreign())
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("database \"%s\" now holds idgen IDs of another cluster (system identifier " UINT64_FORMAT "), whose high-water marks this server does not have",
+						get_database_name(MyDatabaseId), prov->foreign),
+				 errdetail("Generation refuses in every database of this server until it is told where to resume."),
+				 errhint("Copy \"%s\" from the old cluster's data directory, or run SELECT idgen_resume_after(t), t being a time after every ID the old cluster issued; then restart the server.",
+						 "idgen_hwm")));
+	return PointerGetDatum(NULL);
 }
 
 /*

@@ -98,7 +98,7 @@ MUTANTS = [
     ("provenance_foreign", "src/provenance.c",
      "a database holding IDs of a cluster the marks do not cover is not refused"
      " (pg_upgrade, a restored dump; issue #28 item 3)",
-     [("\tuncovered = provenance_uncovered();\n", "\tuncovered = provenance_uncovered() * 0;\n")]),
+     [("\tuint64\t\tuncovered = provenance_uncovered();\n", "\tuint64\t\tuncovered = provenance_uncovered() * 0;\n")]),
     ("hwm_lost", "src/provenance.c",
      "idgen_hwm missing from a directory that kept it starts from the clock, as a new"
      " cluster would (issue #28 item 3)",

@@ -1,0 +1,62 @@
+# A dump restored into a running cluster that has another database with
+# idgen: the restored rows of idgen_system make the whole server refuse at
+# once, so a session of the other database, which never reads the restored
+# one, refuses too; before, only a backend of the restored database noticed,
+# and the other database repeated the old IDs.  The control: the same
+# session before the restore generates.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $conf = "idgen.node_id = 1\nidgen.max_clock_regression_ms = 120000\n";
+my $old = idgen_node('ro_old', $conf);
+$old->safe_psql('postgres', q(
+	CREATE TABLE ids (id bigint PRIMARY KEY);
+	INSERT INTO ids SELECT idgen_next() FROM generate_series(1, 50000);));
+my $first_ms = $old->safe_psql('postgres',
+	q(SELECT (extract(epoch FROM (idgen_decode(min(id))).ts) * 1000)::bigint FROM ids));
+my $dump = $old->basedir . '/old.dump';
+$old->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $old->connstr('postgres') ], 'pg_dump');
+$old->stop;
+
+my $new = idgen_node('ro_new', $conf);
+$new->safe_psql('postgres', 'CREATE DATABASE other; CREATE DATABASE app');
+$new->safe_psql('other', 'CREATE EXTENSION idgen');
+
+# IDs of database $db with the clock at the old IDs' first millisecond.
+sub at_old_time
+{
+	my ($db) = @_;
+	return $new->psql($db, qq(
+		SELECT set_config('idgen.clock_offset_ms',
+			($first_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);
+		SELECT count(*) FROM (SELECT idgen_next() FROM generate_series(1, 1000)) n));
+}
+
+my ($ret, $out, $err) = at_old_time('other');
+is($ret, 0, 'control: before the restore, the other database generates');
+
+my $log_offset = -s $new->logfile;
+$new->command_ok([ 'pg_restore', '-d', $new->connstr('app'), $dump ], 'pg_restore into a database of the running cluster');
+ok($new->log_contains('WARNING:  database "app" now holds idgen IDs of another cluster', $log_offset),
+	'the restore warns that the server now refuses');
+($ret, $out, $err) = at_old_time('other');
+like($err, qr/ERROR:  database "app" holds idgen IDs of another cluster/,
+	'a new session of the other database refuses, naming the restored one');
+
+my $newest = $new->safe_psql('app', 'SELECT (idgen_decode(max(id))).ts FROM ids');
+$new->safe_psql('app', "SELECT idgen_resume_after('$newest')");
+$new->restart;
+$new->safe_psql('other', q(
+	CREATE TABLE again AS SELECT idgen_next() AS id FROM generate_series(1, 50000)));
+my $max_old = $new->safe_psql('app', 'SELECT max(id) FROM ids');
+is($new->safe_psql('other', "SELECT count(*) FROM again WHERE id <= $max_old"), '0',
+	'after idgen_resume_after() and a restart, the other database generates above the old IDs');
+
+$new->stop;
+done_testing();
