@@ -132,6 +132,19 @@ MUTANTS = [
      " does not start its new node id above its own marks, those it replicated included"
      " (issue #31)",
      [("\tint64\t\town = lease_floor_off ? -1 : lease_own_highest();\n", "\tint64\t\town = true ? -1 : lease_own_highest();\n")]),
+    ("restore_refuse_at_once", "src/provenance.c",
+     "a restore's rows of idgen_system do not make the server refuse until a backend of the"
+     " restored database generates: another database of the server repeats the old IDs",
+     [("\tif (prov != NULL && !RecoveryInProgress() && provenance_foreign())\n",
+       "\tif (prov != NULL && !RecoveryInProgress() && false)\n")]),
+    ("redo_mark_memory", "src/hwm_xlog.c",
+     "marks replayed on a standby are kept in memory only: a standby restarted after a"
+     " restartpoint, then promoted, has forgotten them",
+     [("\t\thwm_merge(e, e->epoch_ms, mark_ms);\n\t\thwm_write(NULL);\n",
+       "\t\thwm_merge(e, e->epoch_ms, mark_ms);\n")]),
+    ("node_field_edge", "src/plan.c",
+     "a node id equal to the size of a layout's node field is accepted, and wraps to node 0",
+     [("if (idgen_node_id >= l->size[IDGEN_FIELD_NODE])", "if (idgen_node_id > l->size[IDGEN_FIELD_NODE])")]),
 ]
 BY_NAME = {m[0]: m for m in MUTANTS}
 
