@@ -80,6 +80,8 @@ generator_start_as_holder(GenState *st, const GenTarget *t)
 static pg_noinline bool
 generator_start_tick(GenState *st, const GenTarget *t, int64 tick, int64 n, int64 *id)
 {
+	/* a refusal reaches backends that generated before it */
+	provenance_check_tick();
 	/* The tick's start: a long tick must not push the mark far ahead. */
 	if (!hwm_reserve(t->mark_entry, tick))
 		return false;

@@ -26,11 +26,15 @@
  * whole server refuse, as IDs of every database share the layouts'
  * definitions, until idgen_resume_after() raises every mark past the old
  * IDs, records the clusters, and the server restarts (backends that
- * generated before the refusal hold states below the new marks).
+ * generated before the refusal hold states below the new marks).  The
+ * refusal is sticky and reaches every backend, also one that passed its
+ * own check long ago: each looks at it where a tick starts
+ * (provenance_check_tick()), never per ID.
  *
  * Locking: lock guards systems, nsystems and lost; refusing and foreign are
  * set once, under it, and read without it by backends about to refuse
- * (a stale read only delays the refusal to the backend's own check).
+ * (a stale read only delays the refusal to the backend's next tick, which
+ * reads the reason under the lock).
  */
 #include "postgres.h"
 
@@ -74,6 +78,10 @@ typedef struct ProvenanceShared
 } ProvenanceShared;
 
 static ProvenanceShared *prov = NULL;
+
+/* Until shared memory is attached, a refusal that is never set. */
+static const bool never_refusing = false;
+const bool *provenance_refusing = &never_refusing;
 
 /* This backend's database was found covered. */
 static bool checked = false;
@@ -120,6 +128,7 @@ provenance_shmem_startup(void)
 		prov->lock = &(GetNamedLWLockTranche("idgen provenance"))[0].lock;
 	}
 	LWLockRelease(AddinShmemInitLock);
+	provenance_refusing = &prov->refusing;
 }
 
 static bool
@@ -258,16 +267,28 @@ provenance_uncovered(void)
 	return uncovered;
 }
 
-static void
+/*
+ * Why the server refuses, read under the lock, as provenance_check_tick()
+ * read the refusal without it.
+ */
+pg_noinline void
 provenance_refuse(void)
 {
-	if (prov->resumed)
+	ProvenanceShared why;
+
+	LWLockAcquire(prov->lock, LW_SHARED);
+	why.resumed = prov->resumed;
+	why.lost = prov->lost;
+	why.foreign = prov->foreign;
+	strlcpy(why.foreign_db, prov->foreign_db, NAMEDATALEN);
+	LWLockRelease(prov->lock);
+	if (why.resumed)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen generation resumes after a restart"),
 				 errdetail("idgen_resume_after() raised the high-water marks; backends that generated before hold states below them."),
 				 errhint("Restart the server.")));
-	if (prov->lost)
+	if (why.lost)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen high-water marks were lost: \"%s\" is missing from a data directory that kept it",
@@ -278,10 +299,10 @@ provenance_refuse(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("database \"%s\" holds idgen IDs of another cluster (system identifier " UINT64_FORMAT "), whose high-water marks this server does not have",
-					prov->foreign_db, prov->foreign),
+					why.foreign_db, why.foreign),
 			 errdetail("The database was moved here by pg_upgrade or a restored dump; IDs made here could repeat the old cluster's."),
 			 errhint("Stop this server and copy \"%s\" from the old cluster's data directory into this one; or, as a superuser, run SELECT idgen_resume_after(t) in database \"%s\", t being a time after every ID the old cluster issued, and restart the server.",
-					 "idgen_hwm", prov->foreign_db)));
+					 "idgen_hwm", why.foreign_db)));
 }
 
 /*
