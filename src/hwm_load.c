@@ -114,7 +114,9 @@ hwm_move_epoch(HwmEntry *e)
 {
 	const IdgenLayout *layout = layout_builtin(e->name);
 
-	if (layout == NULL || e->epoch_ms == layout->epoch_ms)
+	if (layout == NULL)
+		return;					/* a layout defined in SQL keeps its epoch */
+	if (e->epoch_ms == layout->epoch_ms)
 		return;
 	ereport(LOG,
 			(errmsg("idgen: the epoch of layout \"%s\" changed from %s to %s since its last IDs",
