@@ -38,6 +38,7 @@ OBJS = \
 	src/plan.o \
 	src/random.o \
 	src/provenance.o \
+	src/provenance_table.o \
 	src/registry.o \
 	src/restore.o \
 	src/rmgr.o \

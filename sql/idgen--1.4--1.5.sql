@@ -8,22 +8,28 @@
 -- ---------------------------------------------------------------------------
 
 -- The clusters (system identifiers) where the extension was created or
--- updated in this database.  A configuration table, so that pg_dump and
+-- updated in this database, or first generated after pg_upgrade brought it
+-- (the library adds that row, as no script runs there), with the epoch of
+-- their default layout, which idgen_resume_after() counts from.  A
+-- configuration table, so that pg_dump and
 -- pg_upgrade carry its rows into a new cluster, whose high-water marks do
 -- not cover the old cluster's IDs: generation there refuses until the old
 -- idgen_hwm is copied in or idgen_resume_after() says where to resume.
 CREATE TABLE idgen_system (
 	system_identifier bigint NOT NULL,
-	recorded_at timestamptz NOT NULL DEFAULT now()
+	recorded_at timestamptz NOT NULL DEFAULT now(),
+	epoch timestamptz
 );
 
 SELECT pg_catalog.pg_extension_config_dump('idgen_system', '');
 
-INSERT INTO idgen_system (system_identifier)
-SELECT c.system_identifier FROM pg_catalog.pg_control_system() c;
+INSERT INTO idgen_system (system_identifier, epoch)
+SELECT c.system_identifier, b.epoch
+FROM pg_catalog.pg_control_system() c, idgen_builtin_layouts() b
+WHERE b.name = 'idgen';
 
 COMMENT ON TABLE idgen_system IS
-'clusters (system identifiers) where idgen was created or updated in this database; kept by pg_dump and pg_upgrade, so that a new cluster knows it holds their IDs';
+'clusters (system identifiers) where idgen was created, updated or, after pg_upgrade, first generated in this database, with the epoch of their default layout; kept by pg_dump and pg_upgrade, so that a new cluster knows it holds their IDs';
 
 -- The way out when generation refuses because the high-water marks do not
 -- cover this database's IDs: raises every mark past after and records the

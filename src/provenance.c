@@ -12,8 +12,10 @@
  * one, so the evidence travels with the data and the marks:
  *
  *	- the extension's configuration table idgen_system holds the system
- *	  identifier of every cluster where the extension was created or updated
- *	  in the database; pg_dump and pg_upgrade carry its rows;
+ *	  identifier of every cluster where the extension was created, updated
+ *	  or, after pg_upgrade, first generated in the database, with the epoch
+ *	  of its default layout (provenance_table.c); pg_dump and pg_upgrade
+ *	  carry its rows;
  *	- idgen_hwm holds, in a comment line older versions skip, the system
  *	  identifiers of the clusters whose IDs its marks cover: the server's
  *	  own, and those of the clusters the file was copied from (README's way
@@ -38,30 +40,23 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
 #include "access/xlog.h"
-#include "catalog/namespace.h"
 #include "commands/dbcommands.h"
-#include "commands/extension.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
-#include "utils/rel.h"
 #include "utils/timestamp.h"
 
 #include "clock.h"
 #include "clone.h"
 #include "hwm.h"
 #include "provenance.h"
+#include "provenance_table.h"
 #include "settings.h"
 
-#define PROVENANCE_TABLE		"idgen_system"
 #define PROVENANCE_LINE			"# systems"
 #define PROVENANCE_MAX_SYSTEMS	64
 
@@ -85,6 +80,12 @@ const bool *provenance_refusing = &never_refusing;
 
 /* This backend's database was found covered. */
 static bool checked = false;
+
+/* This cluster has its row in the database's idgen_system. */
+static bool self_recorded = false;
+
+/* Makes the backend call provenance_require() again (generator.c). */
+static void (*recheck_hook) (void) = NULL;
 
 PG_FUNCTION_INFO_V1(idgen_resume_after);
 
@@ -230,40 +231,35 @@ provenance_settle(bool file_found)
 }
 
 /*
- * The first system identifier in idgen_system that the marks do not cover,
- * or 0; 0 too where the table does not exist (the extension is older than
- * 1.5, or not created in this database).
+ * The system identifier in idgen_system that the marks do not cover, or 0:
+ * of those, the one recorded last, whose marks (copied by pg_upgrade from
+ * the ones before, or raised above theirs) cover the others.  0 too where
+ * the table does not exist.  Notes whether this cluster has its row.
  */
 static uint64
 provenance_uncovered(void)
 {
-	Oid			ext = get_extension_oid("idgen", true);
-	Oid			relid;
-	Relation	rel;
-	SysScanDesc scan;
-	HeapTuple	tuple;
+	ProvenanceRow *rows;
+	int			n = provenance_table_read(&rows);
+	uint64		self = GetSystemIdentifier();
 	uint64		uncovered = 0;
+	TimestampTz newest = DT_NOBEGIN;
 
-	if (!OidIsValid(ext))
-		return 0;
-	relid = get_relname_relid(PROVENANCE_TABLE, get_extension_schema(ext));
-	if (!OidIsValid(relid))
-		return 0;
-	/* read as idgen's own table: the session's role needs no privilege */
-	rel = table_open(relid, AccessShareLock);
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	self_recorded = false;
 	LWLockAcquire(prov->lock, LW_SHARED);
-	while (uncovered == 0 && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	for (int i = 0; i < n; i++)
 	{
-		bool		isnull;
-		Datum		d = heap_getattr(tuple, 1, RelationGetDescr(rel), &isnull);
-
-		if (!isnull && !provenance_covers((uint64) DatumGetInt64(d)))
-			uncovered = (uint64) DatumGetInt64(d);
+		self_recorded |= rows[i].system == self;
+		if (!provenance_covers(rows[i].system) &&
+			(uncovered == 0 || rows[i].recorded_at >= newest))
+		{
+			uncovered = rows[i].system;
+			newest = rows[i].recorded_at;
+		}
 	}
 	LWLockRelease(prov->lock);
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
+	if (rows != NULL)
+		pfree(rows);
 	return uncovered;
 }
 
@@ -301,8 +297,27 @@ provenance_refuse(void)
 			 errmsg("database \"%s\" holds idgen IDs of another cluster (system identifier " UINT64_FORMAT "), whose high-water marks this server does not have",
 					why.foreign_db, why.foreign),
 			 errdetail("The database was moved here by pg_upgrade or a restored dump; IDs made here could repeat the old cluster's."),
-			 errhint("Stop this server and copy \"%s\" from the old cluster's data directory into this one; or, as a superuser, run SELECT idgen_resume_after(t) in database \"%s\", t being a time after every ID the old cluster issued, and restart the server.",
-					 "idgen_hwm", why.foreign_db)));
+			 errhint("Stop this server and copy \"%s\" from the data directory of the cluster with system identifier " UINT64_FORMAT " (pg_controldata shows it) into this one; or, as a superuser, run SELECT idgen_resume_after(t) in database \"%s\", t being a time after every ID that cluster issued, and restart the server.",
+					 "idgen_hwm", why.foreign, why.foreign_db)));
+}
+
+void
+provenance_set_recheck_hook(void (*hook) (void))
+{
+	recheck_hook = hook;
+}
+
+/*
+ * The row of this cluster that this backend added was rolled back with
+ * its transaction: the backend checks again, and adds it again, before its
+ * next ID (provenance_table.c calls this).
+ */
+static void
+provenance_row_lost(void)
+{
+	checked = false;
+	if (recheck_hook != NULL)
+		recheck_hook();
 }
 
 /*
@@ -332,7 +347,25 @@ provenance_require(void)
 		LWLockRelease(prov->lock);
 		provenance_refuse();
 	}
+	if (!self_recorded)
+		provenance_table_record_self(provenance_row_lost);
 	checked = true;
+}
+
+/*
+ * Where the default layout resumes for IDs made before after_ms: as much
+ * later as its epoch here is later than the earliest this database's
+ * clusters made IDs under, where the same time gives a larger time field.
+ */
+static int64
+provenance_default_past(int64 after_ms)
+{
+	int64		earliest = provenance_table_earliest_epoch();
+	int64		current = layout_default()->epoch_ms;
+
+	if (earliest == PG_INT64_MIN || earliest >= current)
+		return after_ms;
+	return after_ms + (current - earliest);
 }
 
 /*
@@ -386,7 +419,7 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 	prov->refusing = true;
 	LWLockRelease(prov->lock);
 	/* durable with the marks: the file carries the systems line */
-	hwm_raise_all(Max(after_ms, 0) + 1);
+	hwm_raise_all(Max(after_ms, 0) + 1, provenance_default_past(Max(after_ms, 0) + 1));
 	ereport(NOTICE,
 			(errmsg("idgen high-water marks raised past %s",
 					timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),

@@ -15,6 +15,7 @@ extern void provenance_shmem_startup(void);
 
 /* generator.c, before a backend first generates */
 extern void provenance_require(void);
+extern void provenance_set_recheck_hook(void (*hook) (void));
 
 /* The server's refusal, in shared memory: set once, never cleared. */
 extern const bool *provenance_refusing;
