@@ -1,5 +1,6 @@
 # A standby whose settings differ from its primary's is a server restarted
-# with changed settings, and its promotion a startup.  Here idgen.epoch, one
+# with changed settings, and its promotion a startup.  idgen.node_bits 5 on
+# the standby is bound by the primary's replayed marks.  And idgen.epoch, one
 # day later on the standby (rolled out there first), the primary's marks
 # reaching it only through WAL, after the base backup.  In 1.5 a replayed
 # mark new to the standby's table kept the primary's epoch, which startup's
@@ -88,6 +89,15 @@ $node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-01'\n");
 $node->restart;
 ($lost, $committed, $err) = outbox_after($node, $cursor);
 is("$lost $committed $err", '0 800 ', 'with the epoch set back, the poller reads all 800 new rows');
+$node->stop;
+
+# idgen.node_bits 5 on the standby: the machine fields may overlap, so the
+# replayed marks of the primary's node_bits bind it, as after a restart.
+($node, $first_ms, $cursor) = promoted('bits', "idgen.node_bits = 5\n");
+($lost, $committed, $err) = outbox_after($node, $cursor);
+is("$lost $committed $err", '0 800 ', 'node_bits 5 on the standby: the poller reads all 800 new rows');
+$repeats = (split /\n/, repeats_at($node, $first_ms))[-1];
+is($repeats, '0', 'node_bits 5 on the standby: with the clock at the old IDs\' time, none of 200,000 repeats');
 $node->stop;
 
 # The control: the standby runs its primary's epoch.
