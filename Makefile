@@ -39,6 +39,7 @@ OBJS = \
 	src/random.o \
 	src/provenance.o \
 	src/provenance_table.o \
+	src/provenance_trigger.o \
 	src/registry.o \
 	src/restore.o \
 	src/rmgr.o \

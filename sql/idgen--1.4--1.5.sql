@@ -23,6 +23,23 @@ CREATE TABLE idgen_system (
 
 SELECT pg_catalog.pg_extension_config_dump('idgen_system', '');
 
+-- A row that arrives, as a restore brings another cluster's, is checked at
+-- once: a cluster the marks do not cover makes the server refuse, in every
+-- database, also in sessions that generated before.  The row is kept.
+CREATE FUNCTION idgen_system_check()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'idgen_system_check'
+LANGUAGE C;
+
+REVOKE EXECUTE ON FUNCTION idgen_system_check() FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_system_check() IS
+'trigger of idgen_system: a row of a cluster the high-water marks do not cover makes generation refuse at once';
+
+CREATE TRIGGER idgen_system_check
+AFTER INSERT ON idgen_system
+FOR EACH ROW EXECUTE FUNCTION idgen_system_check();
+
 INSERT INTO idgen_system (system_identifier, epoch)
 SELECT c.system_identifier, b.epoch
 FROM pg_catalog.pg_control_system() c, idgen_builtin_layouts() b

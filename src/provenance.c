@@ -33,10 +33,11 @@
  * own check long ago: each looks at it where a tick starts
  * (provenance_check_tick()), never per ID.
  *
- * Locking: lock guards systems, nsystems and lost; refusing and foreign are
- * set once, under it, and read without it by backends about to refuse
- * (a stale read only delays the refusal to the backend's next tick, which
- * reads the reason under the lock).
+ * Locking: lock guards systems, nsystems, lost and foreign (the cluster
+ * named, the one recorded last among those found); refusing is set once,
+ * under it, and read without it by backends about to refuse (a stale read
+ * only delays the refusal to the backend's next tick, which reads the
+ * reason under the lock).
  */
 #include "postgres.h"
 
@@ -67,6 +68,7 @@ typedef struct ProvenanceShared
 	bool		refusing;		/* lost, or a database held IDs the marks miss */
 	bool		resumed;		/* idgen_resume_after() ran: restart */
 	uint64		foreign;		/* the cluster whose IDs the marks miss */
+	TimestampTz foreign_recorded_at;	/* its row's */
 	char		foreign_db[NAMEDATALEN];
 	int			nsystems;
 	uint64		systems[PROVENANCE_MAX_SYSTEMS];	/* clusters the marks cover */
@@ -237,7 +239,7 @@ provenance_settle(bool file_found)
  * the table does not exist.  Notes whether this cluster has its row.
  */
 static uint64
-provenance_uncovered(void)
+provenance_uncovered(TimestampTz *recorded_at)
 {
 	ProvenanceRow *rows;
 	int			n = provenance_table_read(&rows);
@@ -260,6 +262,7 @@ provenance_uncovered(void)
 	LWLockRelease(prov->lock);
 	if (rows != NULL)
 		pfree(rows);
+	*recorded_at = newest;
 	return uncovered;
 }
 
@@ -321,51 +324,61 @@ provenance_row_lost(void)
 }
 
 /*
+ * Makes the whole server refuse when system, a cluster whose IDs this
+ * database holds (its row recorded at recorded_at), is one the marks do
+ * not cover; true then.  The refusal names the cluster recorded last,
+ * whose marks cover those before it.
+ */
+bool
+provenance_note_system(uint64 system, TimestampTz recorded_at)
+{
+	bool		covered;
+
+	if (prov == NULL)
+		return false;			/* not preloaded: nothing generates */
+	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+	covered = provenance_covers(system);
+	if (!covered && (prov->foreign == 0 || recorded_at >= prov->foreign_recorded_at))
+	{
+		prov->foreign = system;
+		prov->foreign_recorded_at = recorded_at;
+		strlcpy(prov->foreign_db, get_database_name(MyDatabaseId), NAMEDATALEN);
+	}
+	prov->refusing |= !covered;
+	LWLockRelease(prov->lock);
+	return !covered;
+}
+
+/*
+ * Makes the whole server refuse when this database holds IDs of a cluster
+ * the marks do not cover; true then.
+ */
+static bool
+provenance_check_database(void)
+{
+	uint64		uncovered;
+	TimestampTz recorded_at;
+
+	uncovered = provenance_uncovered(&recorded_at);
+	return uncovered != 0 && provenance_note_system(uncovered, recorded_at);
+}
+
+/*
  * Before this backend first generates: refuses while the server does, or
  * when this database holds IDs of a cluster the marks do not cover, which
- * makes the whole server refuse.
+ * makes the whole server refuse.  A database that pg_upgrade brought gets
+ * this cluster's row.
  */
 void
 provenance_require(void)
 {
-	uint64		uncovered;
-
 	if (likely(checked))
 		return;
-	if (prov->refusing)
+	if (prov->refusing || provenance_check_database())
 		provenance_refuse();
-	uncovered = provenance_uncovered();
-	if (uncovered != 0)
-	{
-		LWLockAcquire(prov->lock, LW_EXCLUSIVE);
-		if (!prov->refusing)
-		{
-			prov->foreign = uncovered;
-			strlcpy(prov->foreign_db, get_database_name(MyDatabaseId), NAMEDATALEN);
-			prov->refusing = true;
-		}
-		LWLockRelease(prov->lock);
-		provenance_refuse();
-	}
 	if (!self_recorded)
 		provenance_table_record_self(provenance_row_lost);
 	checked = true;
-}
-
-/*
- * Where the default layout resumes for IDs made before after_ms: as much
- * later as its epoch here is later than the earliest this database's
- * clusters made IDs under, where the same time gives a larger time field.
- */
-static int64
-provenance_default_past(int64 after_ms)
-{
-	int64		earliest = provenance_table_earliest_epoch();
-	int64		current = layout_default()->epoch_ms;
-
-	if (earliest == PG_INT64_MIN || earliest >= current)
-		return after_ms;
-	return after_ms + (current - earliest);
 }
 
 /*
@@ -381,6 +394,7 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 	int64		after_ms = clock_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0));
 	int64		now = clock_now_ms();
 	uint64		uncovered;
+	TimestampTz recorded_at;
 
 	if (prov == NULL)
 		ereport(ERROR,
@@ -399,7 +413,7 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 						timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),
 				 errdetail("Generation would refuse until the clock passes it."),
 				 errhint("Pass the time of the newest ID issued, or wait until the clock is near it.")));
-	while ((uncovered = provenance_uncovered()) != 0)
+	while ((uncovered = provenance_uncovered(&recorded_at)) != 0)
 	{
 		LWLockAcquire(prov->lock, LW_EXCLUSIVE);
 		if (!provenance_add(uncovered))
@@ -419,7 +433,7 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 	prov->refusing = true;
 	LWLockRelease(prov->lock);
 	/* durable with the marks: the file carries the systems line */
-	hwm_raise_all(Max(after_ms, 0) + 1, provenance_default_past(Max(after_ms, 0) + 1));
+	hwm_raise_all(Max(after_ms, 0) + 1, Max(after_ms, 0) + 1 + provenance_table_epoch_lead());
 	ereport(NOTICE,
 			(errmsg("idgen high-water marks raised past %s",
 					timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),

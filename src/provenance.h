@@ -8,6 +8,7 @@
 #define IDGEN_PROVENANCE_H
 
 #include "compat.h"
+#include "datatype/timestamp.h"
 
 extern void provenance_shmem_request(void);
 /* before hwm_shmem_startup(): registers its line of idgen_hwm with hwm.c */
@@ -16,6 +17,9 @@ extern void provenance_shmem_startup(void);
 /* generator.c, before a backend first generates */
 extern void provenance_require(void);
 extern void provenance_set_recheck_hook(void (*hook) (void));
+
+/* provenance_trigger.c, when a row arrives in idgen_system */
+extern bool provenance_note_system(uint64 system, TimestampTz recorded_at);
 
 /* The server's refusal, in shared memory: set once, never cleared. */
 extern const bool *provenance_refusing;

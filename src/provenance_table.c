@@ -41,7 +41,7 @@ static void (*row_lost) (void) = NULL;
  * The table of this database, or InvalidOid where there is none (the
  * extension is older than 1.5, or not created in this database).
  */
-static Oid
+Oid
 provenance_table_oid(void)
 {
 	Oid			ext = get_extension_oid("idgen", true);
@@ -115,22 +115,23 @@ provenance_table_read(ProvenanceRow **rows)
 }
 
 /*
- * The earliest epoch of the default layout under which this database's
- * clusters made IDs, or PG_INT64_MIN when no row says.
+ * How much later the default layout's epoch is here than the earliest
+ * this database's clusters made IDs under (0 when no row says an earlier
+ * one): the same time gives their IDs a larger time field by as much.
  */
 int64
-provenance_table_earliest_epoch(void)
+provenance_table_epoch_lead(void)
 {
 	ProvenanceRow *rows;
 	int			n = provenance_table_read(&rows);
-	int64		earliest = PG_INT64_MAX;
+	int64		lead = 0;
 
 	for (int i = 0; i < n; i++)
 		if (rows[i].epoch_ms != PG_INT64_MIN)
-			earliest = Min(earliest, rows[i].epoch_ms);
+			lead = Max(lead, layout_default()->epoch_ms - rows[i].epoch_ms);
 	if (rows != NULL)
 		pfree(rows);
-	return earliest == PG_INT64_MAX ? PG_INT64_MIN : earliest;
+	return lead;
 }
 
 /*

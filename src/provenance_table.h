@@ -15,8 +15,9 @@ typedef struct ProvenanceRow
 	int64		epoch_ms;		/* its default layout's epoch; PG_INT64_MIN: not said */
 } ProvenanceRow;
 
+extern Oid	provenance_table_oid(void);
 extern int	provenance_table_read(ProvenanceRow **rows);
-extern int64 provenance_table_earliest_epoch(void);
+extern int64 provenance_table_epoch_lead(void);
 extern void provenance_table_record_self(void (*lost) (void));
 
 #endif							/* IDGEN_PROVENANCE_TABLE_H */
