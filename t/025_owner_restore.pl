@@ -42,14 +42,14 @@ $old->stop;
 # the extension; $prepare runs there as the superuser; then owner restores.
 sub owner_restore
 {
-	my ($name, $prepare) = @_;
+	my ($name, $prepare, $role) = @_;
 	my $node = idgen_node($name, $conf);
 	$node->safe_psql('postgres', 'CREATE ROLE owner LOGIN; CREATE DATABASE app OWNER owner');
 	$node->safe_psql('app', 'CREATE EXTENSION idgen');
 	$node->safe_psql('app', $prepare) if $prepare;
 	my ($stdout, $stderr);
 	IPC::Run::run([ 'pg_restore', '--no-owner', '--no-acl', '--host=' . $node->host,
-		'--port=' . $node->port, '--username=owner', '--dbname=app', $dump ],
+		'--port=' . $node->port, '--username=' . ($role // 'owner'), '--dbname=app', $dump ],
 		'>', \$stdout, '2>', \$stderr);
 	return ($node, $stderr);
 }
@@ -87,5 +87,13 @@ is($control->safe_psql('app', 'SELECT count(*) FROM orders'), '0',
 ($repeated, $err) = repeats($control);
 cmp_ok($repeated, '>', 0, "control: nothing refuses, and $repeated of 200,000 IDs repeat");
 $control->stop;
+
+# Another role, allowed to create tables but not to write idgen's: the
+# restore says why the layouts are not defined, and how to restore.
+my ($other, $other_err) = owner_restore('other',
+	'CREATE ROLE other LOGIN; GRANT CREATE ON SCHEMA public TO other', 'other');
+like($other_err, qr/permission denied to define the idgen layouts that idgen_layouts_saved\(\) holds\n.*\nHINT:  Restore as a superuser or as the database's owner/,
+	'a role that may not define layouts: the restore says why, and the way');
+$other->stop;
 
 done_testing();
