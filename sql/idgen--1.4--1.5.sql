@@ -49,22 +49,14 @@ COMMENT ON TABLE idgen_system IS
 'clusters (system identifiers) where idgen was created, updated or, after pg_upgrade, first generated in this database, with the epoch of their default layout; kept by pg_dump and pg_upgrade, so that a new cluster knows it holds their IDs';
 
 -- A database's owner restores its dumps, also into a database that a
--- superuser created with the extension (as hosting services do).  The rows
--- of idgen_system and idgen_layout that a dump carries must load: without
--- them the database would hold IDs that nothing says came from elsewhere,
--- and rows whose CHECK reads a layout through a function would fail.  Only
--- INSERT: a row of idgen_system can only make generation refuse, and
--- layouts are checked however they are written.
-DO $grant$
-DECLARE
-	dba name := (SELECT pg_catalog.pg_get_userbyid(d.datdba) FROM pg_catalog.pg_database d
-				   WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database());
-BEGIN
-	IF dba OPERATOR(pg_catalog.<>) CURRENT_USER THEN
-		EXECUTE pg_catalog.format('GRANT INSERT ON idgen_system, idgen_layout TO %I', dba);
-	END IF;
-END
-$grant$;
+-- superuser created with the extension, or from a template that has it (as
+-- hosting services do); pg_database_owner is whoever owns the database the
+-- session is in.  The rows of idgen_system and idgen_layout that a dump
+-- carries must load: without them the database would hold IDs that nothing
+-- says came from elsewhere, and rows whose CHECK reads a layout through a
+-- function would fail.  Only INSERT: a row of idgen_system can only make
+-- generation refuse, and layouts are checked however they are written.
+GRANT INSERT ON idgen_system, idgen_layout TO pg_database_owner;
 
 -- The way out when generation refuses because the high-water marks do not
 -- cover this database's IDs: raises every mark past after and records the

@@ -6,7 +6,8 @@
 # in a review), and a table whose CHECK reads an SQL layout through a
 # wrapper function lost every row (0 of 1,000).  The extension now grants
 # the database's owner INSERT on both: the evidence and the layouts load,
-# every row is restored, and generation refuses until told where to resume.
+# every row is restored, and generation refuses until told where to resume;
+# also where the database was made from a template with the extension.
 # The control: the same restore with those grants revoked, as in 1.5.
 use strict;
 use warnings;
@@ -78,8 +79,25 @@ like($err, qr/database "app" holds idgen IDs of another cluster/,
 	'generation refuses, naming the database and the cluster');
 $node->stop;
 
+# The same, the database made by its owner from a template with the
+# extension, as a hosting service's template1 may have it.
+my $templated = idgen_node('templated', $conf);
+$templated->safe_psql('template1', 'CREATE EXTENSION idgen');
+$templated->safe_psql('postgres', 'CREATE ROLE owner LOGIN CREATEDB');
+$templated->command_ok([ 'createdb', '-h', $templated->host, '-p', $templated->port, '-U', 'owner', 'app' ],
+	'the owner creates app from template1');
+my ($stdout, $templated_err);
+IPC::Run::run([ 'pg_restore', '--no-owner', '--no-acl', '--host=' . $templated->host,
+	'--port=' . $templated->port, '--username=owner', '--dbname=app', $dump ],
+	'>', \$stdout, '2>', \$templated_err);
+unlike($templated_err, qr/permission denied for table idgen_(system|layout)/,
+	'from a template too, the owner\'s pg_restore loads idgen_system and idgen_layout');
+is($templated->safe_psql('app', 'SELECT count(*) FROM orders'), '1000',
+	'from a template too, every row of the wrapper CHECK\'s table is restored');
+$templated->stop;
+
 my ($control, $control_err) = owner_restore('control',
-	'REVOKE INSERT ON idgen_system, idgen_layout FROM owner');
+	'REVOKE INSERT ON idgen_system, idgen_layout FROM pg_database_owner');
 like($control_err, qr/permission denied for table idgen_system/,
 	'control, without the grants: pg_restore cannot load idgen_system');
 is($control->safe_psql('app', 'SELECT count(*) FROM orders'), '0',
