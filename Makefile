@@ -38,6 +38,8 @@ OBJS = \
 	src/plan.o \
 	src/random.o \
 	src/provenance.o \
+	src/provenance_table.o \
+	src/provenance_trigger.o \
 	src/registry.o \
 	src/restore.o \
 	src/rmgr.o \

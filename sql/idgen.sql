@@ -767,25 +767,24 @@ COMMENT ON VIEW idgen_capacity IS
 -- ---------------------------------------------------------------------------
 
 -- The clusters (system identifiers) where the extension was created or
--- updated in this database.  A configuration table, so that pg_dump and
+-- updated in this database, or first generated after pg_upgrade brought it
+-- (the library adds that row, as no script runs there), with the epoch of
+-- their default layout, which idgen_resume_after() counts from.  A
+-- configuration table, so that pg_dump and
 -- pg_upgrade carry its rows into a new cluster, whose high-water marks do
 -- not cover the old cluster's IDs: generation there refuses until the old
 -- idgen_hwm is copied in or idgen_resume_after() says where to resume.
 CREATE TABLE idgen_system (
 	system_identifier bigint NOT NULL,
-	recorded_at timestamptz NOT NULL DEFAULT now()
+	recorded_at timestamptz NOT NULL DEFAULT now(),
+	epoch timestamptz
 );
 
 SELECT pg_catalog.pg_extension_config_dump('idgen_system', '');
 
-INSERT INTO idgen_system (system_identifier)
-SELECT c.system_identifier FROM pg_catalog.pg_control_system() c;
-
-COMMENT ON TABLE idgen_system IS
-'clusters (system identifiers) where idgen was created or updated in this database; kept by pg_dump and pg_upgrade, so that a new cluster knows it holds their IDs';
-
--- Rows a restore brings into idgen_system make the whole server refuse at
--- once: sessions of other databases, which never read this table, too.
+-- A row that arrives, as a restore brings another cluster's, is checked at
+-- once: a cluster the marks do not cover makes the server refuse, in every
+-- database, also in sessions that generated before.  The row is kept.
 CREATE FUNCTION idgen_system_check()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'idgen_system_check'
@@ -794,11 +793,29 @@ LANGUAGE C;
 REVOKE EXECUTE ON FUNCTION idgen_system_check() FROM PUBLIC;
 
 COMMENT ON FUNCTION idgen_system_check() IS
-'trigger of idgen_system: rows naming a cluster the high-water marks do not cover make the server refuse to generate';
+'trigger of idgen_system: a row of a cluster the high-water marks do not cover makes generation refuse at once';
 
 CREATE TRIGGER idgen_system_check
-AFTER INSERT OR UPDATE ON idgen_system
-FOR EACH STATEMENT EXECUTE FUNCTION idgen_system_check();
+AFTER INSERT ON idgen_system
+FOR EACH ROW EXECUTE FUNCTION idgen_system_check();
+
+INSERT INTO idgen_system (system_identifier, epoch)
+SELECT c.system_identifier, b.epoch
+FROM pg_catalog.pg_control_system() c, idgen_builtin_layouts() b
+WHERE b.name = 'idgen';
+
+COMMENT ON TABLE idgen_system IS
+'clusters (system identifiers) where idgen was created, updated or, after pg_upgrade, first generated in this database, with the epoch of their default layout; kept by pg_dump and pg_upgrade, so that a new cluster knows it holds their IDs';
+
+-- A database's owner restores its dumps, also into a database that a
+-- superuser created with the extension, or from a template that has it (as
+-- hosting services do); pg_database_owner is whoever owns the database the
+-- session is in.  The rows of idgen_system and idgen_layout that a dump
+-- carries must load: without them the database would hold IDs that nothing
+-- says came from elsewhere, and rows whose CHECK reads a layout through a
+-- function would fail.  Only INSERT: a row of idgen_system can only make
+-- generation refuse, and layouts are checked however they are written.
+GRANT INSERT ON idgen_system, idgen_layout TO pg_database_owner;
 
 -- The way out when generation refuses because the high-water marks do not
 -- cover this database's IDs: raises every mark past after and records the

@@ -80,6 +80,8 @@ generator_start_as_holder(GenState *st, const GenTarget *t)
 static pg_noinline bool
 generator_start_tick(GenState *st, const GenTarget *t, int64 tick, int64 n, int64 *id)
 {
+	/* a refusal reaches backends that generated before it */
+	provenance_check_tick();
 	/* The tick's start: a long tick must not push the mark far ahead. */
 	if (!hwm_reserve(t->mark_entry, tick))
 		return false;
@@ -129,6 +131,18 @@ generator_step(GenState *st, const GenTarget *t, int64 n)
 	}
 }
 
+/*
+ * provenance.c's row of this cluster was rolled back with the transaction
+ * that added it: check again before the next ID, which the slow path
+ * (me.gen NULL) makes sure of.
+ */
+static void
+generator_recheck(void)
+{
+	me.recheck = true;
+	me.gen = NULL;
+}
+
 /* Generating needs shared memory, every setting valid, and a primary. */
 static void
 generator_require(void)
@@ -142,6 +156,7 @@ generator_require(void)
 				 errdetail("A standby shares its primary's idgen.node_id, so IDs it made could repeat the primary's."),
 				 errhint("Generate IDs on the primary.")));
 	lease_require();
+	provenance_set_recheck_hook(generator_recheck);
 	provenance_require();
 	clone_warn_once();
 }
@@ -213,6 +228,13 @@ generator_enter(void)
 {
 	int64		now;
 
+	if (unlikely(me.recheck))
+	{
+		provenance_require();
+		me.recheck = false;
+		if (me.mode == ATTACH_DEDICATED)
+			me.gen = &me.slot->gen;
+	}
 	if (me.mode == ATTACH_UNATTACHED)
 	{
 		generator_require();

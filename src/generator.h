@@ -34,13 +34,14 @@ typedef enum AttachMode
 
 typedef struct Attachment
 {
-	GenState   *gen;			/* &slot->gen when DEDICATED, else NULL */
+	GenState   *gen;			/* &slot->gen when DEDICATED and checked, else NULL */
 	GenTarget	default_target;
 	AttachMode	mode;
 	RegistrySlot *slot;			/* when DEDICATED */
 	int64		worker;			/* registry slot number, when attached */
 	int64		last_claim_attempt_ms;
 	bool		release_set;	/* the exit callback that gives slot back is set */
+	bool		recheck;		/* provenance_require() again before the next ID */
 } Attachment;
 
 extern const Attachment *generator_attachment(void);

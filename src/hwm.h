@@ -49,7 +49,7 @@ extern void hwm_retire(HwmEntry *entry, int64 tick_start_ms);
 extern int64 hwm_retired(HwmEntry *entry);
 extern int64 hwm_epoch_later_until(const HwmEntry *entry);
 extern bool hwm_reserve(HwmEntry *entry, int64 tick_start_ms);
-extern void hwm_raise_all(int64 ms);
+extern void hwm_raise_all(int64 ms, int64 default_ms);
 extern int64 hwm_default_epoch_read(void);
 extern int64 hwm_bind_default_layout(int64 epoch_ms, int64 mark);
 extern int64 hwm_node_highest(int node, int node_bits);

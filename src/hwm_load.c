@@ -103,10 +103,19 @@ hwm_write(const int64 *marks)
 	pfree(lines);
 }
 
-/* A built-in layout's epoch changed (idgen.epoch): its marks move with it. */
-static void
-hwm_move_epoch(HwmEntry *e, const IdgenLayout *layout)
+/*
+ * A built-in layout's epoch changed (idgen.epoch): e's marks move with it.
+ * At startup over the file's marks, and at replay over every mark a record
+ * adds (hwm_xlog.c): a standby running another epoch than its primary's is
+ * a server restarted with the epoch changed, and its promotion a startup.
+ */
+void
+hwm_move_epoch(HwmEntry *e)
 {
+	const IdgenLayout *layout = layout_builtin(e->name);
+
+	if (layout == NULL)
+		return;					/* a layout defined in SQL keeps its epoch */
 	if (e->epoch_ms == layout->epoch_ms)
 		return;
 	ereport(LOG,
@@ -115,9 +124,7 @@ hwm_move_epoch(HwmEntry *e, const IdgenLayout *layout)
 					pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(e->epoch_ms))),
 					pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout->epoch_ms)))),
 			 errdetail("IDs resume above those issued before, counted from the new epoch.")));
-	e->epoch_later = layout->epoch_ms > e->epoch_ms;
-	if (layout == layout_default())
-		hwm->default_epoch_read = e->epoch_ms;
+	e->epoch_later |= layout->epoch_ms > e->epoch_ms;
 	hwm_set(&e->floor, hwm_convert(hwm_read(&e->floor), e->epoch_ms, layout->epoch_ms));
 	hwm_set(&e->shared_floor,
 			hwm_convert(hwm_read(&e->shared_floor), e->epoch_ms, layout->epoch_ms));
@@ -143,10 +150,12 @@ hwm_arrange_entries(void)
 	for (int i = 1; i < hwm->end; i++)
 	{
 		HwmEntry   *e = &hwm->entries[i];
-		const IdgenLayout *builtin = layout_builtin(e->name);
 
-		if (e->name[0] != '\0' && builtin != NULL)
-			hwm_move_epoch(e, builtin);
+		if (e->name[0] == '\0')
+			continue;
+		if (hwm_is_default(e->name) && e->epoch_ms != def->epoch_ms)
+			hwm->default_epoch_read = e->epoch_ms;
+		hwm_move_epoch(e);
 	}
 	for (int i = 1; i < hwm->end; i++)
 	{

@@ -174,12 +174,25 @@ hwm_raise(HwmEntry *target, int64 ms)
 	LWLockRelease(hwm->lock);
 }
 
+/* Asks for e's mark to cover ms, at the next raise. */
+static void
+hwm_request(HwmEntry *e, int64 ms)
+{
+	uint64		requested = pg_atomic_read_u64(&e->requested);
+
+	while (requested < (uint64) ms &&
+		   !pg_atomic_compare_exchange_u64(&e->requested, &requested, (uint64) ms))
+		;
+}
+
 /*
- * Raises every mark, the overflow mark too, past ms, and writes the file
- * even when none moved, with what the file's client puts in it.
+ * Raises every mark, the overflow mark too, past ms, and the default
+ * layout's of every node id past default_ms (IDs made under an earlier
+ * epoch: refused, naming the epoch, until the clock passes it); writes the
+ * file even when none moved, with what the file's client puts in it.
  */
 void
-hwm_raise_all(int64 ms)
+hwm_raise_all(int64 ms, int64 default_ms)
 {
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
 	if (hwm->corrupt)
@@ -190,15 +203,17 @@ hwm_raise_all(int64 ms)
 				 errmsg("idgen high-water mark file \"%s\" is unreadable", HWM_FILE),
 				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
 	}
-	for (int i = 0; i < hwm->end; i++)
+	if (default_ms > ms)
 	{
-		HwmEntry   *e = &hwm->entries[i];
-		uint64		requested = pg_atomic_read_u64(&e->requested);
+		const IdgenLayout *def = layout_default();
+		HwmEntry   *e = hwm_entry(def->name, def->epoch_ms, HWM_ANY_NODE, 0, false);
 
-		while (e->name[0] != '\0' && requested < (uint64) ms &&
-			   !pg_atomic_compare_exchange_u64(&e->requested, &requested, (uint64) ms))
-			;
+		hwm_request(e, default_ms);
+		e->epoch_later = true;
 	}
+	for (int i = 0; i < hwm->end; i++)
+		if (hwm->entries[i].name[0] != '\0')
+			hwm_request(&hwm->entries[i], ms);
 	hwm_raise_locked(NULL, -1);
 	hwm_write(NULL);
 	LWLockRelease(hwm->lock);
@@ -294,7 +309,6 @@ hwm_reserve(HwmEntry *e, int64 ms)
 {
 	bool		sync = hwm_sync_wanted();
 	int64		limit = (int64) pg_atomic_read_u64(sync ? &e->confirmed : &e->mark);
-	uint64		requested;
 
 	if (likely(ms + HWM_STEP_MS / 2 < limit))
 		return true;
@@ -308,12 +322,7 @@ hwm_reserve(HwmEntry *e, int64 ms)
 	if (ms >= hwm_mark(e))
 		hwm_raise(e, ms);
 	else
-	{
-		requested = pg_atomic_read_u64(&e->requested);
-		while (requested < (uint64) ms &&
-			   !pg_atomic_compare_exchange_u64(&e->requested, &requested, (uint64) ms))
-			;
-	}
+		hwm_request(e, ms);
 	if (sync || ms + HWM_STEP_MS / 2 >= hwm_mark(e))
 		hwm_wake_writer();
 	return !sync || ms < (int64) pg_atomic_read_u64(&e->confirmed);

@@ -154,6 +154,7 @@ extern bool hwm_binds(const HwmEntry *other, const char *name, int node, int nod
 /* hwm_load.c: the file */
 extern void hwm_load(void);
 extern void hwm_write(const int64 *marks);
+extern void hwm_move_epoch(HwmEntry *e);
 
 /* hwm_xlog.c: the records */
 extern XLogRecPtr hwm_log_mark(const HwmEntry *e, int64 mark_ms);

@@ -92,9 +92,11 @@ hwm_confirmable_lsn(void)
 /*
  * Replay of a mark (rmgr.c), on a standby or in crash recovery: nothing is
  * generated during recovery, so the floor follows the mark, and the file
- * keeps it across a restart of the standby.  In crash recovery the file is
- * written before the WAL record, so a record above the file means the file
- * was put back from an older copy.
+ * keeps it across a restart of the standby.  A mark new to the table moves
+ * with its layout's epoch as startup moves the file's, so that after
+ * promotion every mark counts from this server's epoch.  In crash recovery
+ * the file is written before the WAL record, so a record above the file
+ * means the file was put back from an older copy.
  */
 void
 hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int node_bits)
@@ -103,6 +105,7 @@ hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int n
 
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
 	e = hwm_entry_named(layout, epoch_ms, node, node_bits, false);
+	hwm_move_epoch(e);
 	if (!hwm_is_overflow(e))
 		mark_ms = hwm_convert(mark_ms, epoch_ms, e->epoch_ms);
 	if (mark_ms > hwm_mark(e))

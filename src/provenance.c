@@ -12,8 +12,10 @@
  * one, so the evidence travels with the data and the marks:
  *
  *	- the extension's configuration table idgen_system holds the system
- *	  identifier of every cluster where the extension was created or updated
- *	  in the database; pg_dump and pg_upgrade carry its rows;
+ *	  identifier of every cluster where the extension was created, updated
+ *	  or, after pg_upgrade, first generated in the database, with the epoch
+ *	  of its default layout (provenance_table.c); pg_dump and pg_upgrade
+ *	  carry its rows;
  *	- idgen_hwm holds, in a comment line older versions skip, the system
  *	  identifiers of the clusters whose IDs its marks cover: the server's
  *	  own, and those of the clusters the file was copied from (README's way
@@ -26,41 +28,36 @@
  * whole server refuse, as IDs of every database share the layouts'
  * definitions, until idgen_resume_after() raises every mark past the old
  * IDs, records the clusters, and the server restarts (backends that
- * generated before the refusal hold states below the new marks).
+ * generated before the refusal hold states below the new marks).  The
+ * refusal is sticky and reaches every backend, also one that passed its
+ * own check long ago: each looks at it where a tick starts
+ * (provenance_check_tick()), never per ID.
  *
- * Locking: lock guards systems, nsystems and lost; refusing and foreign are
- * set once, under it, and read without it by backends about to refuse
- * (a stale read only delays the refusal to the backend's own check).
+ * Locking: lock guards systems, nsystems, lost and foreign (the cluster
+ * named, the one recorded last among those found); refusing is set once,
+ * under it, and read without it by backends about to refuse (a stale read
+ * only delays the refusal to the backend's next tick, which reads the
+ * reason under the lock).
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
-#include "access/xact.h"
 #include "access/xlog.h"
-#include "catalog/namespace.h"
 #include "commands/dbcommands.h"
-#include "commands/extension.h"
-#include "commands/trigger.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
-#include "utils/rel.h"
-#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "clock.h"
 #include "clone.h"
 #include "hwm.h"
 #include "provenance.h"
+#include "provenance_table.h"
 #include "settings.h"
 
-#define PROVENANCE_TABLE		"idgen_system"
 #define PROVENANCE_LINE			"# systems"
 #define PROVENANCE_MAX_SYSTEMS	64
 
@@ -71,6 +68,7 @@ typedef struct ProvenanceShared
 	bool		refusing;		/* lost, or a database held IDs the marks miss */
 	bool		resumed;		/* idgen_resume_after() ran: restart */
 	uint64		foreign;		/* the cluster whose IDs the marks miss */
+	TimestampTz foreign_recorded_at;	/* its row's */
 	char		foreign_db[NAMEDATALEN];
 	int			nsystems;
 	uint64		systems[PROVENANCE_MAX_SYSTEMS];	/* clusters the marks cover */
@@ -78,11 +76,20 @@ typedef struct ProvenanceShared
 
 static ProvenanceShared *prov = NULL;
 
+/* Until shared memory is attached, a refusal that is never set. */
+static const bool never_refusing = false;
+const bool *provenance_refusing = &never_refusing;
+
 /* This backend's database was found covered. */
 static bool checked = false;
 
+/* This cluster has its row in the database's idgen_system. */
+static bool self_recorded = false;
+
+/* Makes the backend call provenance_require() again (generator.c). */
+static void (*recheck_hook) (void) = NULL;
+
 PG_FUNCTION_INFO_V1(idgen_resume_after);
-PG_FUNCTION_INFO_V1(idgen_system_check);
 
 void
 provenance_shmem_request(void)
@@ -124,6 +131,7 @@ provenance_shmem_startup(void)
 		prov->lock = &(GetNamedLWLockTranche("idgen provenance"))[0].lock;
 	}
 	LWLockRelease(AddinShmemInitLock);
+	provenance_refusing = &prov->refusing;
 }
 
 static bool
@@ -225,53 +233,61 @@ provenance_settle(bool file_found)
 }
 
 /*
- * The first system identifier in idgen_system that the marks do not cover,
- * or 0; 0 too where the table does not exist (the extension is older than
- * 1.5, or not created in this database).
+ * The system identifier in idgen_system that the marks do not cover, or 0:
+ * of those, the one recorded last, whose marks (copied by pg_upgrade from
+ * the ones before, or raised above theirs) cover the others.  0 too where
+ * the table does not exist.  Notes whether this cluster has its row.
  */
 static uint64
-provenance_uncovered(void)
+provenance_uncovered(TimestampTz *recorded_at)
 {
-	Oid			ext = get_extension_oid("idgen", true);
-	Oid			relid;
-	Relation	rel;
-	SysScanDesc scan;
-	HeapTuple	tuple;
+	ProvenanceRow *rows;
+	int			n = provenance_table_read(&rows);
+	uint64		self = GetSystemIdentifier();
 	uint64		uncovered = 0;
+	TimestampTz newest = DT_NOBEGIN;
 
-	if (!OidIsValid(ext))
-		return 0;
-	relid = get_relname_relid(PROVENANCE_TABLE, get_extension_schema(ext));
-	if (!OidIsValid(relid))
-		return 0;
-	/* read as idgen's own table: the session's role needs no privilege */
-	rel = table_open(relid, AccessShareLock);
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	self_recorded = false;
 	LWLockAcquire(prov->lock, LW_SHARED);
-	while (uncovered == 0 && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	for (int i = 0; i < n; i++)
 	{
-		bool		isnull;
-		Datum		d = heap_getattr(tuple, 1, RelationGetDescr(rel), &isnull);
-
-		if (!isnull && !provenance_covers((uint64) DatumGetInt64(d)))
-			uncovered = (uint64) DatumGetInt64(d);
+		self_recorded |= rows[i].system == self;
+		if (!provenance_covers(rows[i].system) &&
+			(uncovered == 0 || rows[i].recorded_at >= newest))
+		{
+			uncovered = rows[i].system;
+			newest = rows[i].recorded_at;
+		}
 	}
 	LWLockRelease(prov->lock);
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
+	if (rows != NULL)
+		pfree(rows);
+	*recorded_at = newest;
 	return uncovered;
 }
 
-static void
+/*
+ * Why the server refuses, read under the lock, as provenance_check_tick()
+ * read the refusal without it.
+ */
+pg_noinline void
 provenance_refuse(void)
 {
-	if (prov->resumed)
+	ProvenanceShared why;
+
+	LWLockAcquire(prov->lock, LW_SHARED);
+	why.resumed = prov->resumed;
+	why.lost = prov->lost;
+	why.foreign = prov->foreign;
+	strlcpy(why.foreign_db, prov->foreign_db, NAMEDATALEN);
+	LWLockRelease(prov->lock);
+	if (why.resumed)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen generation resumes after a restart"),
 				 errdetail("idgen_resume_after() raised the high-water marks; backends that generated before hold states below them."),
 				 errhint("Restart the server.")));
-	if (prov->lost)
+	if (why.lost)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen high-water marks were lost: \"%s\" is missing from a data directory that kept it",
@@ -282,74 +298,87 @@ provenance_refuse(void)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("database \"%s\" holds idgen IDs of another cluster (system identifier " UINT64_FORMAT "), whose high-water marks this server does not have",
-					prov->foreign_db, prov->foreign),
+					why.foreign_db, why.foreign),
 			 errdetail("The database was moved here by pg_upgrade or a restored dump; IDs made here could repeat the old cluster's."),
-			 errhint("Stop this server and copy \"%s\" from the old cluster's data directory into this one; or, as a superuser, run SELECT idgen_resume_after(t) in database \"%s\", t being a time after every ID the old cluster issued, and restart the server.",
-					 "idgen_hwm", prov->foreign_db)));
+			 errhint("Stop this server and copy \"%s\" from the data directory of the cluster with system identifier " UINT64_FORMAT " (pg_controldata shows it) into this one; or, as a superuser, run SELECT idgen_resume_after(t) in database \"%s\", t being a time after every ID that cluster issued, and restart the server.",
+					 "idgen_hwm", why.foreign, why.foreign_db)));
+}
+
+void
+provenance_set_recheck_hook(void (*hook) (void))
+{
+	recheck_hook = hook;
 }
 
 /*
- * Whether this database holds IDs of a cluster the marks do not cover; if
- * so, the whole server refuses from now on, as IDs of every database share
- * the layouts' definitions.
+ * The row of this cluster that this backend added was rolled back with
+ * its transaction: the backend checks again, and adds it again, before its
+ * next ID (provenance_table.c calls this).
+ */
+static void
+provenance_row_lost(void)
+{
+	checked = false;
+	if (recheck_hook != NULL)
+		recheck_hook();
+}
+
+/*
+ * Makes the whole server refuse when system, a cluster whose IDs this
+ * database holds (its row recorded at recorded_at), is one the marks do
+ * not cover; true then.  The refusal names the cluster recorded last,
+ * whose marks cover those before it.
+ */
+bool
+provenance_note_system(uint64 system, TimestampTz recorded_at)
+{
+	bool		covered;
+
+	if (prov == NULL)
+		return false;			/* not preloaded: nothing generates */
+	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+	covered = provenance_covers(system);
+	if (!covered && (prov->foreign == 0 || recorded_at >= prov->foreign_recorded_at))
+	{
+		prov->foreign = system;
+		prov->foreign_recorded_at = recorded_at;
+		strlcpy(prov->foreign_db, get_database_name(MyDatabaseId), NAMEDATALEN);
+	}
+	prov->refusing |= !covered;
+	LWLockRelease(prov->lock);
+	return !covered;
+}
+
+/*
+ * Makes the whole server refuse when this database holds IDs of a cluster
+ * the marks do not cover; true then.
  */
 static bool
-provenance_foreign(void)
+provenance_check_database(void)
 {
-	uint64		uncovered = provenance_uncovered();
+	uint64		uncovered;
+	TimestampTz recorded_at;
 
-	if (uncovered == 0)
-		return false;
-	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
-	if (!prov->refusing)
-	{
-		prov->foreign = uncovered;
-		strlcpy(prov->foreign_db, get_database_name(MyDatabaseId), NAMEDATALEN);
-		prov->refusing = true;
-	}
-	LWLockRelease(prov->lock);
-	return true;
+	uncovered = provenance_uncovered(&recorded_at);
+	return uncovered != 0 && provenance_note_system(uncovered, recorded_at);
 }
 
 /*
  * Before this backend first generates: refuses while the server does, or
- * when this database holds IDs of a cluster the marks do not cover.
+ * when this database holds IDs of a cluster the marks do not cover, which
+ * makes the whole server refuse.  A database that pg_upgrade brought gets
+ * this cluster's row.
  */
 void
 provenance_require(void)
 {
 	if (likely(checked))
 		return;
-	if (prov->refusing || provenance_foreign())
+	if (prov->refusing || provenance_check_database())
 		provenance_refuse();
+	if (!self_recorded)
+		provenance_table_record_self(provenance_row_lost);
 	checked = true;
-}
-
-/*
- * AFTER INSERT or UPDATE on idgen_system, for each statement: rows a restore
- * brings make the server refuse at once, not when a backend of this
- * database first generates, so that sessions of other databases stop too.
- */
-Datum
-idgen_system_check(PG_FUNCTION_ARGS)
-{
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("%s can only be fired by a trigger of table %s",
-						"idgen_system_check()", PROVENANCE_TABLE)));
-	/* the scan reads with a catalog snapshot: one that sees the new rows */
-	CommandCounterIncrement();
-	InvalidateCatalogSnapshot();
-	if (prov != NULL && !RecoveryInProgress() && provenance_foreign())
-		ereport(WARNING,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("database \"%s\" now holds idgen IDs of another cluster (system identifier " UINT64_FORMAT "), whose high-water marks this server does not have",
-						get_database_name(MyDatabaseId), prov->foreign),
-				 errdetail("Generation refuses in every database of this server until it is told where to resume."),
-				 errhint("Copy \"%s\" from the old cluster's data directory, or run SELECT idgen_resume_after(t), t being a time after every ID the old cluster issued; then restart the server.",
-						 "idgen_hwm")));
-	return PointerGetDatum(NULL);
 }
 
 /*
@@ -365,6 +394,7 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 	int64		after_ms = clock_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0));
 	int64		now = clock_now_ms();
 	uint64		uncovered;
+	TimestampTz recorded_at;
 
 	if (prov == NULL)
 		ereport(ERROR,
@@ -383,7 +413,7 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 						timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),
 				 errdetail("Generation would refuse until the clock passes it."),
 				 errhint("Pass the time of the newest ID issued, or wait until the clock is near it.")));
-	while ((uncovered = provenance_uncovered()) != 0)
+	while ((uncovered = provenance_uncovered(&recorded_at)) != 0)
 	{
 		LWLockAcquire(prov->lock, LW_EXCLUSIVE);
 		if (!provenance_add(uncovered))
@@ -403,7 +433,7 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 	prov->refusing = true;
 	LWLockRelease(prov->lock);
 	/* durable with the marks: the file carries the systems line */
-	hwm_raise_all(Max(after_ms, 0) + 1);
+	hwm_raise_all(Max(after_ms, 0) + 1, Max(after_ms, 0) + 1 + provenance_table_epoch_lead());
 	ereport(NOTICE,
 			(errmsg("idgen high-water marks raised past %s",
 					timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),

@@ -381,6 +381,13 @@ restore_define(Oid relid, const char *json)
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(json)};
 
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to define the idgen layouts that %s() holds", SAVED_FUNCTION),
+				 errdetail("Rows whose CHECK constraint, domain or generated column reads one of them will not restore."),
+				 errhint("Restore as a superuser or as the database's owner, or GRANT INSERT ON %s to the restoring role first.",
+						 table)));
 	if (SPI_execute_with_args(psprintf("SELECT r.name FROM %s r JOIN %s l ON l.name OPERATOR(pg_catalog.=) r.name"
 									   " WHERE NOT (l OPERATOR(pg_catalog.=) r) ORDER BY 1 LIMIT 1",
 									   saved, table), 1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)

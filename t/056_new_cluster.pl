@@ -29,6 +29,7 @@ $old->safe_psql('postgres', q(
 my $first_ms = $old->safe_psql('postgres',
 	q(SELECT (extract(epoch FROM (idgen_decode(min(id))).ts) * 1000)::bigint FROM ids));
 my $newest = $old->safe_psql('postgres', q(SELECT (idgen_decode(max(id))).ts FROM ids));
+my $old_sys = $old->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()');
 my $dump = $old->basedir . '/old.dump';
 $old->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $old->connstr('postgres') ], 'pg_dump');
 
@@ -74,8 +75,8 @@ $new->command_ok(
 chdir($cwd) or die $!;
 $new->start;
 my $err = refuses($new, 'postgres', 'after pg_upgrade');
-like($err, qr/HINT:  Stop this server and copy "idgen_hwm" from the old cluster's data directory into this one/,
-	'the hint says to copy the old idgen_hwm');
+like($err, qr/HINT:  Stop this server and copy "idgen_hwm" from the data directory of the cluster with system identifier $old_sys /,
+	'the hint says to copy the old idgen_hwm, naming the old cluster');
 # Following the hint.
 $new->stop;
 system('cp', $old->data_dir . '/idgen_hwm', $new->data_dir . '/idgen_hwm') == 0 or die 'cp';

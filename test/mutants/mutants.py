@@ -98,7 +98,8 @@ MUTANTS = [
     ("provenance_foreign", "src/provenance.c",
      "a database holding IDs of a cluster the marks do not cover is not refused"
      " (pg_upgrade, a restored dump; issue #28 item 3)",
-     [("\tuint64\t\tuncovered = provenance_uncovered();\n", "\tuint64\t\tuncovered = provenance_uncovered() * 0;\n")]),
+     [("\treturn uncovered != 0 && provenance_note_system(uncovered, recorded_at);\n",
+       "\treturn uncovered * 0 != 0 && provenance_note_system(uncovered, recorded_at);\n")]),
     ("hwm_lost", "src/provenance.c",
      "idgen_hwm missing from a directory that kept it starts from the clock, as a new"
      " cluster would (issue #28 item 3)",
@@ -132,11 +133,10 @@ MUTANTS = [
      " does not start its new node id above its own marks, those it replicated included"
      " (issue #31)",
      [("\tint64\t\town = lease_floor_off ? -1 : lease_own_highest();\n", "\tint64\t\town = true ? -1 : lease_own_highest();\n")]),
-    ("restore_refuse_at_once", "src/provenance.c",
+    ("restore_refuse_at_once", "src/provenance_trigger.c",
      "a restore's rows of idgen_system do not make the server refuse until a backend of the"
      " restored database generates: another database of the server repeats the old IDs",
-     [("\tif (prov != NULL && !RecoveryInProgress() && provenance_foreign())\n",
-       "\tif (prov != NULL && !RecoveryInProgress() && false)\n")]),
+     [("\tif (!isnull &&\n\t\tprovenance_note_system(", "\tif (false &&\n\t\tprovenance_note_system(")]),
     ("redo_mark_memory", "src/hwm_xlog.c",
      "marks replayed on a standby are kept in memory only: a standby restarted after a"
      " restartpoint, then promoted, has forgotten them",

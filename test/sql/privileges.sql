@@ -67,6 +67,16 @@ CREATE TRIGGER boom_before BEFORE INSERT ON idgen_layout
 SELECT idgen_define_layout('before', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
 DROP TRIGGER boom_before ON idgen_layout;
 SELECT idgen_layout_restore();
+-- the trigger that checks the rows arriving in idgen_system refuses other
+-- tables, and firing for each statement
+CREATE TRIGGER boom AFTER INSERT ON nobody.l
+	FOR EACH ROW EXECUTE FUNCTION idgen_system_check();
+INSERT INTO nobody.l VALUES ('x', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}', '1 ms', 2);
+DROP TRIGGER boom ON nobody.l;
+CREATE TRIGGER boom_stmt AFTER INSERT ON idgen_system
+	FOR EACH STATEMENT EXECUTE FUNCTION idgen_system_check();
+INSERT INTO idgen_system (system_identifier) SELECT system_identifier FROM pg_control_system();
+DROP TRIGGER boom_stmt ON idgen_system;
 
 -- A role that owns an operator = (text, text) in a schema ahead of
 -- pg_catalog in a superuser's search_path: idgen's own lookups never call it.

@@ -1,0 +1,109 @@
+# Rows copied in without idgen's objects: one table's dump (pg_dump -t)
+# restored into a new cluster with the old node id.  Nothing of the old
+# cluster comes along, so nothing can tell; in a review 1.5 repeated
+# 10,208-39,709 of 200,000 IDs with the clock at the old IDs' time.  The
+# documented step after such a load, as setval() after loading a table
+# with a sequence: idgen_resume_after() given the newest ID's time, and a
+# restart; then none repeats.  Servers that lease their node ids need no
+# step: the registry never gives one node id to two servers at once, and
+# the next holder starts above the marks of the one before, whatever
+# cluster it is.  The control: the same restore without the step repeats.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $regression = "idgen.max_clock_regression_ms = 120000\n";
+
+# 200,000 IDs into ids on $node; its dump of that table alone, and the
+# first millisecond of the IDs.
+sub table_dump
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres', q(
+		CREATE TABLE ids (id bigint PRIMARY KEY);
+		INSERT INTO ids SELECT idgen_next() FROM generate_series(1, 200000);
+	));
+	my $dump = $node->basedir . '/ids.dump';
+	$node->command_ok([ 'pg_dump', '-Fc', '-t', 'ids', '-f', $dump, '-d', $node->connstr('postgres') ],
+		$node->name . ': pg_dump -t ids');
+	my $first_ms = $node->safe_psql('postgres',
+		q(SELECT (extract(epoch FROM (idgen_decode(min(id))).ts) * 1000)::bigint FROM ids));
+	return ($dump, $first_ms);
+}
+
+sub restore_into
+{
+	my ($node, $dump) = @_;
+	$node->command_ok([ 'pg_restore', '-d', $node->connstr('postgres'), $dump ],
+		$node->name . ': pg_restore');
+}
+
+# 200,000 IDs with the clock at $ms: how many the table holds; psql's errors.
+sub repeats_at
+{
+	my ($node, $ms) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', qq(
+		SELECT set_config('idgen.clock_offset_ms',
+			($ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);
+		SELECT count(*) FROM (SELECT idgen_next() AS id FROM generate_series(1, 200000)) n
+		JOIN ids USING (id)));
+	my @lines = split /\n/, $out;
+	return ($lines[-1] // '', $err);
+}
+
+# 1. A manual node id: the step after the load.
+my $conf = "idgen.node_id = 1\n$regression";
+my $old = idgen_node('old', $conf);
+my ($dump, $first_ms) = table_dump($old);
+$old->stop;
+
+my $new = idgen_node('new', $conf);
+restore_into($new, $dump);
+$new->safe_psql('postgres', q(SELECT idgen_resume_after((idgen_decode(max(id))).ts) FROM ids));
+$new->restart;
+my ($repeats, $err) = repeats_at($new, $first_ms);
+is("$repeats $err", '0 ', 'after idgen_resume_after() of the newest ID and a restart, none of 200,000 repeats');
+$new->stop;
+
+my $control = idgen_node('control', $conf);
+restore_into($control, $dump);
+($repeats, $err) = repeats_at($control, $first_ms);
+cmp_ok($repeats, '>', 0, "control, without the step: $repeats of 200,000 repeat");
+$control->stop;
+
+# 2. Node ids leased from a registry: no step at all.
+my $registry = idgen_node('registry', "idgen.node_id = 0\ndefault_transaction_isolation = 'repeatable read'\n");
+my $lease_conf = "idgen.node_registry = '" . conninfo($registry) . "'\nidgen.node_lease_s = 5\nidgen.node_bits = 1\n$regression";
+
+sub leasing_node
+{
+	my ($name) = @_;
+	my $node = idgen_node($name, $lease_conf);
+	$node->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease")
+	  or die "$name did not lease a node id";
+	return $node;
+}
+
+my $leased_old = leasing_node('leased_old');
+my $old_node_id = $leased_old->safe_psql('postgres', 'SELECT node_id FROM idgen_node_lease');
+($dump, $first_ms) = table_dump($leased_old);
+$leased_old->stop;
+
+# the registry gives a node id never held first: another server takes it
+my $other = leasing_node('other');
+my $leased_new = leasing_node('leased_new');
+is($leased_new->safe_psql('postgres', 'SELECT node_id FROM idgen_node_lease'), $old_node_id,
+	'the new leasing server holds the old one\'s node id');
+restore_into($leased_new, $dump);
+($repeats, $err) = repeats_at($leased_new, $first_ms);
+is("$repeats $err", '0 ', 'a leasing server, with no step: none of 200,000 repeats');
+$leased_new->stop;
+$other->stop;
+$registry->stop;
+
+done_testing();
