@@ -324,8 +324,22 @@ class Model:
         prim = [c for c in self.primaries() if not self.leasing(c)]
         if not sync and node is None or not prim:
             return None
-        return {"op": "standby", "c": self.r.choice(prim), "s": self.new_name("S"),
-                "sync": sync, "node_id": node, "offset": self.r.choice(STANDBY_OFFSETS)}
+        c = self.r.choice(prim)
+        return {"op": "standby", "c": c, "s": self.new_name("S"), "sync": sync, "node_id": node,
+                "offset": self.r.choice(STANDBY_OFFSETS), "set": self.standby_settings(c)}
+
+    def standby_settings(self, c):
+        """Settings a standby has that its primary c has not, a third of
+        the time: another idgen.epoch or idgen.node_bits (rolled out to it
+        first)."""
+        p = self.r.random()
+        if p < 0.17:
+            return {"epoch": self.r.choice(SETTING_CHOICES["epoch"])}
+        if p < 0.33:
+            bits = self.r.choice([b for b in SETTING_CHOICES["node_bits"]
+                                  if self.clusters[c]["set"]["node_id"] < 1 << b])
+            return {"node_bits": bits}
+        return {}
 
     def choose_standby_restart(self):
         """A standby restarted or crashed before its promotion, after a
@@ -374,8 +388,10 @@ class Model:
         # limit, the pause and the promotion included.
         ahead = dict(self.clusters[p]["set"], max_clock_regression_ms=10000,
                      clock_offset_ms=self.r.choice([3000, 4000]))
+        # A standby is a server restarted with other settings when it is
+        # promoted: now and then its epoch or node_bits differ.
         ops = [{"op": "standby", "c": p, "s": s, "sync": True, "node_id": None,
-                "offset": self.r.choice([-1500, -3000])},
+                "offset": self.r.choice([-1500, -3000]), "set": self.standby_settings(p)},
                self.burst_on(p, p), self.outbox_in(p, db),
                self.standby_restart(s) if self.r.random() < 0.5 else None,
                # idle while the poller polls: the horizon passes the marks
@@ -639,10 +655,9 @@ class Model:
         db = self.r.choice(self.dbs(c, CURRENT))
         s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
         s.pop("synchronous_standby_names", None)
-        # The new cluster has no marks to move with idgen.epoch: with the
-        # earliest epoch the old line used, idgen_resume_after()'s time is
-        # above every old ID; with a later one it is not (reported).
-        s["epoch"] = min(self.clusters[c]["epochs"])
+        # Any epoch: idgen_system says the one the old IDs were made under,
+        # and idgen_resume_after() resumes above them under a later one.
+        s["epoch"] = self.r.choice(SETTING_CHOICES["epoch"])
         new = self.new_name("M")
         # The new cluster has a database of its own already: the refusal
         # holds there too, as every database shares the layouts.
@@ -1005,13 +1020,12 @@ class Model:
     def apply_standby(self, op):
         p = self.clusters[op["c"]]
         node = p["set"]["node_id"] if op["sync"] else op["node_id"]
-        self.clusters[op["s"]] = {"set": dict(p["set"], node_id=node,
-                                              clock_offset_ms=op.get("offset", 0), **op.get("set", {})),
+        s = dict(p["set"], node_id=node, clock_offset_ms=op.get("offset", 0), **op.get("set", {}))
+        self.clusters[op["s"]] = {"set": s,
                                   "role": "standby", "dbs": p["dbs"], "standby": None,
                                   "nodes": set(p["nodes"]) if op["sync"] else {node},
-                                  "combos": set(p["combos"]) if op["sync"] else
-                                  {(node, p["set"]["node_bits"])},
-                                  "epochs": set(p["epochs"]) if op["sync"] else {p["set"]["epoch"]},
+                                  "combos": (set(p["combos"]) if op["sync"] else set()) | {combo(s)},
+                                  "epochs": (set(p["epochs"]) if op["sync"] else set()) | {s["epoch"]},
                                   "sync": op["sync"], "primary": op["c"],
                                   "polled": p.get("polled", False)}
         p["standby"] = op["s"]
