@@ -243,7 +243,6 @@ provenance_uncovered(TimestampTz *recorded_at)
 {
 	ProvenanceRow *rows;
 	int			n = provenance_table_read(&rows);
-	uint64		self = GetSystemIdentifier();
 	uint64		uncovered = 0;
 	TimestampTz newest = DT_NOBEGIN;
 
@@ -251,7 +250,7 @@ provenance_uncovered(TimestampTz *recorded_at)
 	LWLockAcquire(prov->lock, LW_SHARED);
 	for (int i = 0; i < n; i++)
 	{
-		self_recorded |= rows[i].system == self;
+		self_recorded |= provenance_table_is_self(&rows[i]);
 		if (!provenance_covers(rows[i].system) &&
 			(uncovered == 0 || rows[i].recorded_at >= newest))
 		{

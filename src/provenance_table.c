@@ -183,8 +183,21 @@ provenance_table_insert_self(Relation rel)
 }
 
 /*
- * Adds this cluster's row unless the table has it; lost runs if the
- * transaction that added it is rolled back.  The lock, which conflicts
+ * Whether row records this cluster under the default layout's epoch or an
+ * earlier one.  After idgen.epoch moved earlier, IDs made now are larger
+ * than a row of a later epoch says, and idgen_resume_after() in a cluster
+ * they move to would resume short of them: such a row is not enough.
+ */
+bool
+provenance_table_is_self(const ProvenanceRow *row)
+{
+	return row->system == GetSystemIdentifier() && row->epoch_ms != PG_INT64_MIN &&
+		row->epoch_ms <= layout_default()->epoch_ms;
+}
+
+/*
+ * Adds this cluster's row unless the table has one (above); lost runs if
+ * the transaction that added it is rolled back.  The lock, which conflicts
  * with itself and not with readers, is held to the end of the
  * transaction, so that backends generating at once add one row.
  */
@@ -203,7 +216,7 @@ provenance_table_record_self(void (*lost) (void))
 	rel = table_open(relid, ShareRowExclusiveLock);
 	n = provenance_table_scan(rel, &rows);
 	for (int i = 0; i < n && !found; i++)
-		found = rows[i].system == GetSystemIdentifier();
+		found = provenance_table_is_self(&rows[i]);
 	pfree(rows);
 	if (!found && RelationGetDescr(rel)->natts >= PROVENANCE_COLUMNS)
 	{

@@ -328,6 +328,16 @@ class Model:
         return {"op": "standby", "c": c, "s": self.new_name("S"), "sync": sync, "node_id": node,
                 "offset": self.r.choice(STANDBY_OFFSETS), "set": self.standby_settings(c)}
 
+    def cut_off_burst(self, c):
+        """Bare calls on c while its synchronous standby is cut off: they
+        wait for marks it never confirms, and give up after 1.5 s."""
+        burst = self.burst_on(c, c)
+        if burst:
+            for client in burst["clients"]:
+                client["timeout_ms"] = 1500
+                client["calls"] = client["calls"][:2]
+        return burst
+
     def standby_settings(self, c):
         """Settings a standby has that its primary c has not, a third of
         the time: another idgen.epoch or idgen.node_bits (rolled out to it
@@ -395,9 +405,13 @@ class Model:
                self.burst_on(p, p), self.outbox_in(p, db),
                self.standby_restart(s) if self.r.random() < 0.5 else None,
                # idle while the poller polls: the horizon passes the marks
-               {"op": "pause", "ms": 2000},
-               {"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
-               self.outbox_in(s, db)]
+               {"op": "pause", "ms": 2000}]
+        if self.r.random() < 0.5:
+            # the standby cut off while sessions take IDs, the primary dying
+            # before it is back: IDs handed out must be below its marks
+            ops += [{"op": "receiver", "s": s, "stop": True}, self.cut_off_burst(p)]
+        ops += [{"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
+                self.outbox_in(s, db)]
         self.queue += [op for op in ops if op]
         return {"op": "reload", "c": p, "set": ahead}
 
@@ -1086,6 +1100,6 @@ class Model:
         # its horizon file has a mark from now on, and copies of it too
         self.clusters[op["c"]]["polled"] = True
 
-    apply_pause = apply_resume = apply_standby_restart = apply_burst
+    apply_pause = apply_resume = apply_standby_restart = apply_receiver = apply_burst
     apply_registry_stop = apply_registry_start = apply_reserve = apply_unreserve = apply_burst
     apply_freeze = apply_thaw = apply_burst

@@ -124,6 +124,7 @@ class World:
         self.counts = {}            # server -> IDs handed out since idgen_stats_reset()
         self.late = []              # IDs of a run that began during a burst
         self.frozen = {}            # server -> (what, pids SIGSTOPped, its lease then)
+        self.receivers = {}         # standby -> its walreceiver's pid, SIGSTOPped
         self.handovers = 0          # IDs made under a node id another server made IDs under
         # (group, leased node id, node_bits) -> {server: largest ID it made under it}
         self.lease_tops = collections.defaultdict(dict)
@@ -693,6 +694,8 @@ class World:
             if op["kill_primary"]:
                 p.kill_postmaster()
                 self.role[c] = "dead"
+                # cut off until its primary died: what it did not get is lost
+                self.do_receiver({"s": s, "stop": False})
             else:
                 p.write_settings({k: v for k, v in p.settings.items()
                                   if k != "synchronous_standby_names"})
@@ -724,6 +727,21 @@ class World:
         sb.start()
         if self.sync.get(s) and self.live(self.primary_of[s]):
             self.wait_sync(p, s)
+
+    def do_receiver(self, op):
+        """A synchronous standby cut off: its walreceiver stopped, so that
+        the primary's sessions wait for marks it never confirms; or woken."""
+        s = op["s"]
+        if op["stop"]:
+            if not self.live(s, "standby") or s in self.receivers:
+                return False
+            rows = self.clusters[s].query("postgres", "SELECT pid FROM pg_stat_wal_receiver")
+            if not rows or rows[0][0] is None:
+                return False
+            self.receivers[s] = rows[0][0]
+            os.kill(self.receivers[s], signal.SIGSTOP)
+        elif s in self.receivers:
+            os.kill(self.receivers.pop(s), signal.SIGCONT)
 
     @staticmethod
     def catch_up(p, s, timeout=60):
@@ -1118,6 +1136,8 @@ class World:
     def close(self):
         for c in list(self.frozen):
             self.do_thaw({"c": c})
+        for s in list(self.receivers):
+            self.do_receiver({"s": s, "stop": False})
         for cl in self.clusters.values():
             cl.remove()
 
@@ -1166,7 +1186,7 @@ def run_client(clusters, spec, out, pids, index):
     cl = clusters[spec["c"]]
     base = {"c": spec["c"], "db": spec["db"]}
     try:
-        conn = cl.connect(spec["db"])
+        conn = cl.connect(spec["db"], spec.get("timeout_ms", 30000))
     except psycopg2.Error as e:
         out.append(dict(base, call=None, error=normalize(str(e))))
         return

@@ -145,6 +145,12 @@ MUTANTS = [
     ("node_field_edge", "src/plan.c",
      "a node id equal to the size of a layout's node field is accepted, and wraps to node 0",
      [("if (idgen_node_id >= l->size[IDGEN_FIELD_NODE])", "if (idgen_node_id > l->size[IDGEN_FIELD_NODE])")]),
+    ("provenance_epoch_row", "src/provenance_table.c",
+     "a cluster is not recorded again in idgen_system when idgen.epoch moved earlier: moved to a"
+     " cluster with a later epoch, idgen_resume_after() resumes short of its IDs",
+     [("\treturn row->system == GetSystemIdentifier() && row->epoch_ms != PG_INT64_MIN &&\n"
+       "\t\trow->epoch_ms <= layout_default()->epoch_ms;\n",
+       "\treturn row->system == GetSystemIdentifier();\n")]),
 ]
 BY_NAME = {m[0]: m for m in MUTANTS}
 
