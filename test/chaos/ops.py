@@ -60,6 +60,7 @@ LATER_DRILLS = ["full", "lost_hwm", "move"]
 LEASE_DRILLS = ["outage", "frozen", "clone"]
 ALL_DRILLS = DRILLS + LATER_DRILLS + LEASE_DRILLS
 NARROW = len(FAMILIES) - 1      # the family whose node field holds node ids 0 and 1
+WIDTH_TWINS = [0, 1]            # families alike but for their widths, without a worker field
 # A standby's clock: often right, sometimes behind its primary's.
 STANDBY_OFFSETS = [0, 0, 0, -1500, -4000]
 # The table of marks is small, as full tables are a class of their own
@@ -542,8 +543,9 @@ class Model:
         return burst()
 
     def drill_epoch_twins(self):
-        """One name in two databases, defined alike but for the epoch: two
-        definitions, each with a state of its own, generated in at once."""
+        """One name in two databases, defined alike but for the epoch, or
+        for the widths: two definitions, each with a state of its own,
+        generated in at once."""
         c = self.r.choice(self.primaries())
         dbs = self.dbs(c, CURRENT)
         prep = None
@@ -564,12 +566,17 @@ class Model:
         name = self.r.choice(NAMES)
         fam = self.r.choice([0, 1, 5, 8])           # no worker field: one state per definition
         e1, e2 = self.r.sample(EPOCHS, 2)
+        fam2 = fam
+        if self.r.random() < 0.5:
+            # the same fields, tick and radix in other widths, one epoch
+            fam, fam2 = self.r.sample(WIDTH_TWINS, 2)
+            e2 = e1
         # long enough that the four overlap whatever their connections take:
         # a state the two definitions shared showed only where they met
         clients = [{"c": c, "db": db, "calls": [["next", name, 1, 3000]]}
                    for db in (db1, db2, db1, db2)]
         ops = [prep, {"op": "redefine", "c": c, "db": db1, "name": name, "epoch": e1, "family": fam},
-               {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": e2, "family": fam},
+               {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": e2, "family": fam2},
                {"op": "burst", "clients": clients, "kill": None}]
         ops = [op for op in ops if op]
         self.queue += ops[1:]
