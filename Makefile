@@ -31,6 +31,7 @@ OBJS = \
 	src/layouts_view.o \
 	src/lease.o \
 	src/lease_conn.o \
+	src/lease_state.o \
 	src/lease_token.o \
 	src/lease_worker.o \
 	src/next.o \

@@ -198,6 +198,14 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				HINT = 'node_bits must be between 0 and 10 and lease_s at least 1.';
 	END IF;
+	-- The most idgen.node_lease_s allows: a holder that stops without
+	-- releasing keeps its node id from every other server to the lease's end.
+	IF lease_s > 3600 THEN
+		RAISE EXCEPTION 'node id lease of % s is longer than a registry grants', lease_s
+			USING ERRCODE = 'invalid_parameter_value',
+				DETAIL = 'A registry leases a node id for at most 3600 s, the longest idgen.node_lease_s: a node id whose holder stopped without releasing it stays held until its lease ends.',
+				HINT = 'Set idgen.node_lease_s to at most 3600 s.';
+	END IF;
 	-- One acquire, renewal or release at a time: the first acquire of a
 	-- node id inserts its row, which no row lock can order.
 	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
@@ -284,6 +292,14 @@ BEGIN
 		RAISE EXCEPTION 'invalid node id lease renewal'
 			USING ERRCODE = 'invalid_parameter_value',
 				HINT = 'lease_s must be at least 1.';
+	END IF;
+	-- The most idgen.node_lease_s allows: a holder that stops without
+	-- releasing keeps its node id from every other server to the lease's end.
+	IF lease_s > 3600 THEN
+		RAISE EXCEPTION 'node id lease of % s is longer than a registry grants', lease_s
+			USING ERRCODE = 'invalid_parameter_value',
+				DETAIL = 'A registry leases a node id for at most 3600 s, the longest idgen.node_lease_s: a node id whose holder stopped without releasing it stays held until its lease ends.',
+				HINT = 'Set idgen.node_lease_s to at most 3600 s.';
 	END IF;
 	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
 	t := clock_timestamp();

@@ -254,6 +254,7 @@ $a->stop;
 # then refuse naming the registry, and resume once it is back
 my $nd = leased($d);
 $nb = leased($b);
+my $b_log = -s $b->logfile;
 $registry->stop;
 my $stopped_at = time;
 ($ret, $out, $err) = burst_into($b, 'ids', 1000);
@@ -265,8 +266,17 @@ cmp_ok(time - $stopped_at, '<=', $lease_s + 1, 'the lease runs out within its le
 like($err, qr/idgen holds no node id lease from registry "host=\S+ port=\d+ dbname=postgres".*ran out/s,
 	'then b refuses, naming the registry');
 like($err, qr/connect|connection/i, 'and why');
+is($b->safe_psql('postgres', 'SELECT state, valid_until < now() FROM idgen_node_lease'), 'expired|t',
+	'idgen_node_lease shows the lease expired, valid until its fence passed, not until now');
+$b->wait_for_log(qr/the lease of node id $nb expired/, $b_log);
 $registry->start;
 is(leased($b), $nb, 'b renews its lease once the registry is back');
+$b->wait_for_log(qr/renewed the lease of node id $nb again/, $b_log);
+my $outage_log = substr(slurp_file($b->logfile), $b_log);
+is(scalar(() = $outage_log =~ /could not renew the lease of node id $nb/g), 1,
+	'the log says once that renewals started failing, not once per attempt');
+is(scalar(() = $outage_log =~ /the lease of node id $nb expired/g), 1, 'once that the lease expired');
+is(scalar(() = $outage_log =~ /renewed the lease of node id $nb again/g), 1, 'and once that it was renewed again');
 is(leased($d), $nd, 'so does d');
 ($ret, $out, $err) = burst_into($b, 'ids', 20000);
 is($ret, 0, 'b generates again') or diag($err);
@@ -406,6 +416,28 @@ is($above, 't', 'its IDs start above every ID it replicated from f, under anothe
 like($log, qr/IDs start after .*, the highest mark of this server's IDs/, 'its log says why');
 $f->stop;
 
+# --- a holder whose clock ran 40 s fast crashes: the next holder of its
+# node id, its clock right, waits for the IDs the old one may have made,
+# and says so, with when it starts, rather than blame its own clock.
+$registry->safe_psql('postgres', 'CREATE DATABASE fastreg');
+$registry->safe_psql('fastreg', 'CREATE EXTENSION idgen');
+my $fast_conf = "idgen.node_registry = '" . conninfo($registry) =~ s/dbname=postgres/dbname=fastreg/r
+  . "'\nidgen.node_lease_s = $lease_s\nidgen.node_bits = 0\n";
+my $fast = idgen_node('fast', $fast_conf . "idgen.clock_offset_ms = 40000\n");
+leased($fast);
+$fast->safe_psql('postgres', 'SELECT idgen_next()');
+$fast->stop('immediate');
+my $right = idgen_node('right', $fast_conf);
+is(leased($right), 0, "the next holder leases the crashed holder's node id once its lease expired");
+($ret, $out, $err) = $right->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/ERROR:  idgen IDs under node id 0 start at .+, after the IDs its previous holder may have made/,
+	'it waits for the IDs its previous holder may have made, and says so');
+like($err, qr/DETAIL:  The registry holds a mark of .+ for the node id, \d+ ms ahead of this server's clock/,
+	'how far ahead of its clock they may be');
+like($err, qr/HINT:  IDs are generated from .+ on/, 'and when it starts');
+unlike($err, qr/time synchronization|system clock is/, 'not that its own clock is wrong');
+$right->stop;
+
 # --- settings: the node id from one source only, a registry libpq can
 # read, a lease of at least 5 s; an unreachable registry is named.
 my $bad = idgen_node('bad', "idgen.node_id = 1\n");
@@ -422,6 +454,13 @@ like($err, qr/ERROR:  idgen cannot be used because idgen.node_registry is invali
 like($err, qr/DETAIL:  Both idgen.node_id and idgen.node_registry are set/, 'the detail names both');
 like($err, qr/HINT:  Remove idgen.node_id from postgresql.conf to lease node ids, or idgen.node_registry to set them by hand/,
 	'the hint says what to remove');
+is($bad->safe_psql('postgres', 'SELECT state, last_error FROM idgen_node_lease'),
+	"acquiring|No node id is leased while idgen's settings are invalid.",
+	'and leases no node id: it could not use one');
+is($bad->safe_psql('postgres', "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'idgen node lease'"),
+	0, 'no lease worker runs');
+is($registry->safe_psql('postgres', "SELECT count(*) FROM idgen_lease WHERE holder ~ '${\ $bad->data_dir }\$'"),
+	0, 'the registry holds no lease for it');
 $bad->adjust_conf('postgresql.conf', 'idgen.node_id', undef);
 $err = try_setting("idgen.node_registry = 'host=/nonexistent password=secret bogus=1'");
 like($err, qr/idgen.node_registry is invalid/, 'a registry libpq cannot read is refused');

@@ -104,4 +104,12 @@ SELECT has_function_privilege('public', 'idgen_lease_acquire(integer, text, bigi
 	has_table_privilege('public', 'idgen_leases', 'SELECT') AS leases_view,
 	has_table_privilege('public', 'idgen_node_lease', 'SELECT') AS node_view;
 
+-- A lease lasts at most 3600 s, the longest idgen.node_lease_s: a role
+-- that may lease cannot hold a node id for decades.
+\set SHOW_CONTEXT never
+SELECT * FROM idgen_lease_acquire(1, 'forever', 9, :'nil', 2147483647, :epoch);
+SELECT idgen_lease_renew(0, gen_random_uuid(), 3601, 2000);
+\set SHOW_CONTEXT errors
+SELECT count(*) AS long_leases FROM idgen_lease WHERE expires_at > clock_timestamp() + interval '1 hour';
+
 DELETE FROM idgen_lease;
