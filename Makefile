@@ -8,6 +8,7 @@ OBJS = \
 	src/clock.o \
 	src/clone.o \
 	src/compat.o \
+	src/conninfo.o \
 	src/constraint.o \
 	src/decode.o \
 	src/durable.o \

@@ -35,6 +35,7 @@
 #include "utils/timestamp.h"
 
 #include "clock.h"
+#include "conninfo.h"
 #include "lease.h"
 #include "registry.h"
 #include "settings.h"
@@ -71,25 +72,6 @@ lease_monotonic_us(void)
 	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* The connection string's host, port, database and user, for messages. */
-static char *
-lease_describe_registry(const char *conninfo)
-{
-	static const char *const shown[] = {"host", "hostaddr", "port", "dbname", "user"};
-	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
-	StringInfoData buf;
-
-	if (opts == NULL)
-		return pstrdup("(invalid connection string)");
-	initStringInfo(&buf);
-	for (int i = 0; i < (int) lengthof(shown); i++)
-		for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
-			if (strcmp(o->keyword, shown[i]) == 0 && o->val != NULL && o->val[0] != '\0')
-				appendStringInfo(&buf, "%s%s=%s", buf.len ? " " : "", o->keyword, o->val);
-	PQconninfoFree(opts);
-	return buf.data;
-}
-
 /* At load time, after the settings: whether this server leases. */
 void
 lease_configure(void)
@@ -102,7 +84,7 @@ lease_configure(void)
 	if (!lease_on)
 		return;
 	registry_display = MemoryContextStrdup(TopMemoryContext,
-										   lease_describe_registry(idgen_node_registry));
+										   conninfo_describe(idgen_node_registry));
 	unsafe = settings_lease_unsafe();
 	lease_fence_off = (unsafe & SETTINGS_UNSAFE_FENCE) != 0;
 	lease_ceiling_off = (unsafe & SETTINGS_UNSAFE_CEILING) != 0;

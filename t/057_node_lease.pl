@@ -465,13 +465,22 @@ $bad->adjust_conf('postgresql.conf', 'idgen.node_id', undef);
 $err = try_setting("idgen.node_registry = 'host=/nonexistent password=secret bogus=1'");
 like($err, qr/idgen.node_registry is invalid/, 'a registry libpq cannot read is refused');
 unlike($err, qr/secret/, 'without showing its password');
+foreach my $with_password ("$reg password=secret", 'postgresql://idgen:secret@/postgres?host=/nonexistent')
+{
+	$err = try_setting("idgen.node_registry = '$with_password'");
+	like($err, qr/DETAIL:  The server configuration sets idgen.node_registry to a connection string with a password, which roles other than superusers could read/,
+		"a registry connection string with a password is refused ($with_password)");
+	like($err, qr/HINT:  Put the password in ~\/.pgpass .* or in a password file named by the connection string's passfile or by PGPASSFILE/,
+		'saying where to put it');
+	unlike($err, qr/secret/, 'without showing it');
+}
 $err = try_setting("idgen.node_registry = '$reg'\nidgen.node_lease_s = 2");
 like($err, qr/idgen.node_lease_s is invalid/, 'a lease shorter than 5 s is refused');
-set_auto_conf($bad, "idgen.node_registry = 'host=/nonexistent port=1 dbname=postgres password=secret'");
+set_auto_conf($bad, "idgen.node_registry = 'host=/nonexistent port=1 dbname=postgres'");
 $bad->poll_query_until('postgres', "SELECT last_error ~ 'Could not connect' FROM idgen_node_lease");
 ($ret, $out, $err) = $bad->psql('postgres', 'SELECT idgen_next()');
 like($err, qr/idgen holds no node id lease from registry "host=\/nonexistent port=1 dbname=postgres"/,
-	'an unreachable registry: refused, naming it without its password');
+	'an unreachable registry: refused, naming it');
 like($err, qr/Could not connect to the registry/, 'and saying why');
 my $noext = 'host=' . $registry->host . ' port=' . $registry->port . ' dbname=template1';
 set_auto_conf($bad, "idgen.node_registry = '$noext'");
@@ -485,6 +494,43 @@ ok($bad->poll_query_until('postgres',
 		"SELECT last_error ~ 'ALTER EXTENSION idgen UPDATE' FROM idgen_node_lease"),
 	'a registry whose idgen predates leases: the lease says to update it');
 $bad->stop;
+
+# --- a registry that asks for a password: the leasing server takes it
+# from a password file, and no role but a superuser reads it there, by any
+# setting or view (pg_monitor has pg_read_all_settings, which reads
+# GUC_SUPERUSER_ONLY settings).
+my $password = 'pw-' . int(rand(1e9));
+$registry->safe_psql('postgres', qq{
+	CREATE ROLE idgen_pw LOGIN PASSWORD '$password';
+	GRANT EXECUTE ON FUNCTION idgen_lease_acquire(integer, text, bigint, uuid, integer, bigint),
+		idgen_lease_renew(integer, uuid, integer, bigint), idgen_lease_release(integer, uuid, bigint)
+		TO idgen_pw;
+});
+my $hba = slurp_file($registry->data_dir . '/pg_hba.conf');
+open my $hf, '>', $registry->data_dir . '/pg_hba.conf' or die $!;
+print $hf "local all idgen_pw scram-sha-256\nhost all idgen_pw 127.0.0.1/32 scram-sha-256\n$hba";
+close $hf;
+$registry->reload;
+my $passfile = PostgreSQL::Test::Utils::tempdir() . '/pgpass';
+open my $pf, '>', $passfile or die $!;
+print $pf "*:*:*:idgen_pw:$password\n";
+close $pf;
+chmod 0600, $passfile;
+my $pw = idgen_node('pw', "idgen.node_registry = '$reg user=idgen_pw passfile=$passfile'\n"
+	  . "idgen.node_lease_s = $lease_s\nidgen.node_bits = 1\n");
+leased($pw);
+$pw->safe_psql('postgres', 'CREATE ROLE monitor LOGIN IN ROLE pg_monitor');
+my $seen = $pw->safe_psql('postgres', q{
+	SET ROLE monitor;
+	SELECT concat_ws(' ', setting, reset_val, boot_val) FROM pg_settings WHERE name = 'idgen.node_registry';
+	SHOW idgen.node_registry;
+	SELECT current_setting('idgen.node_registry');
+	SELECT registry FROM idgen_node_lease;
+	SELECT registry FROM idgen_node_info();
+});
+like($seen, qr/user=idgen_pw/, 'a pg_monitor member of the leasing server reads the registry setting');
+unlike($seen, qr/\Q$password\E/, 'but not the password, in no setting or view');
+$pw->stop;
 
 # --- the registry's functions are idgen's, whatever the search_path of
 # the registry's role: a function of the same name that another schema in
