@@ -1413,10 +1413,60 @@ CREATE TABLE idgen_lease (
 	renewed_at timestamptz NOT NULL,
 	expires_at timestamptz NOT NULL,
 	released boolean NOT NULL DEFAULT false,
-	mark_ms bigint NOT NULL
+	mark_ms bigint NOT NULL,
+	-- the renewal it was last extended after, when the registry answered
+	-- nothing for a while (idgen_lease_resume())
+	extended_after timestamptz
 );
 
 SELECT pg_catalog.pg_extension_config_dump('idgen_lease', '');
+
+-- The registry's own: when it last answered a call.  No row until the
+-- first call, so that a restored dump brings its own.
+CREATE TABLE idgen_lease_registry (
+	one boolean PRIMARY KEY DEFAULT true CHECK (one),
+	answered_at timestamptz NOT NULL
+);
+
+SELECT pg_catalog.pg_extension_config_dump('idgen_lease_registry', '');
+
+COMMENT ON TABLE idgen_lease_registry IS
+'on a registry: when it last answered a node id lease call';
+
+-- Runs first in every lease call, under the table lock, at t.  A registry
+-- that answered no call for longer than half a lease, and a second (down, its table
+-- locked, its calls cancelled) gave no holder a chance to renew: a lease
+-- that ran out meanwhile is extended once, by its length from t, so that
+-- its holder, if alive, renews it rather than lose it to a server that
+-- was waiting.  Extending never shortens a lease: a live holder's fence
+-- still passes first.  True when it extended one.
+CREATE FUNCTION idgen_lease_resume(t timestamptz)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	last timestamptz;
+	extended integer;
+BEGIN
+	SELECT r.answered_at INTO last FROM @extschema@.idgen_lease_registry r;
+	UPDATE @extschema@.idgen_lease l
+	SET expires_at = t + (l.expires_at - l.renewed_at), extended_after = l.renewed_at
+	WHERE last IS NOT NULL AND NOT l.released
+		AND l.expires_at > last AND l.expires_at <= t
+		AND t - last > greatest((l.expires_at - l.renewed_at) / 2, interval '1 s')
+		AND l.extended_after IS DISTINCT FROM l.renewed_at;
+	GET DIAGNOSTICS extended = ROW_COUNT;
+	INSERT INTO @extschema@.idgen_lease_registry AS r (answered_at) VALUES (t)
+	ON CONFLICT (one) DO UPDATE SET answered_at = greatest(r.answered_at, excluded.answered_at);
+	RETURN extended > 0;
+END
+$$;
+
+REVOKE ALL ON FUNCTION idgen_lease_resume(timestamptz) FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_lease_resume(timestamptz) IS
+'on a registry: extends the node id leases that ran out while the registry answered nothing; called by the lease functions';
 
 COMMENT ON TABLE idgen_lease IS
 'on a registry: the node id leases of the servers that set idgen.node_registry to this database, with their holders'' secret tokens; read idgen_leases instead';
@@ -1440,9 +1490,12 @@ DECLARE
 	bits constant integer := idgen_lease_acquire.node_bits;
 	old_token constant uuid := $4;
 	epoch constant bigint := $6;
+	who constant text := $2;
+	sysid constant bigint := $3;
 	t timestamptz;
 	chosen integer;
 	held text;
+	resumed boolean;
 BEGIN
 	IF bits NOT BETWEEN 0 AND 10 OR lease_s < 1 THEN
 		RAISE EXCEPTION 'invalid node id lease request'
@@ -1461,6 +1514,7 @@ BEGIN
 	-- node id inserts its row, which no row lock can order.
 	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
 	t := clock_timestamp();
+	resumed := @extschema@.idgen_lease_resume(t);
 	IF EXISTS (SELECT FROM @extschema@.idgen_lease l
 			   WHERE l.node_bits <> bits AND NOT l.released AND l.expires_at > t) THEN
 		RAISE EXCEPTION 'registry has node id leases under another idgen.node_bits'
@@ -1483,6 +1537,14 @@ BEGIN
 	END IF;
 	SELECT l.node_id INTO chosen FROM @extschema@.idgen_lease l
 	WHERE l.token = old_token AND l.node_bits = bits AND (l.released OR l.expires_at <= t);
+	-- This caller's earlier acquire that it never renewed: it gave up on
+	-- that call, so the node id has no server behind it.
+	IF chosen IS NULL THEN
+		SELECT l.node_id INTO chosen FROM @extschema@.idgen_lease l
+		WHERE l.holder = who AND l.system_identifier = sysid AND l.node_bits = bits
+			AND NOT l.released AND l.renewed_at = l.acquired_at
+		ORDER BY l.node_id LIMIT 1;
+	END IF;
 	IF chosen IS NULL THEN
 		SELECT n INTO chosen FROM generate_series(0, (1 << bits) - 1) n
 		WHERE NOT EXISTS (SELECT FROM @extschema@.idgen_lease l WHERE l.node_id = n)
@@ -1492,6 +1554,11 @@ BEGIN
 		SELECT l.node_id INTO chosen FROM @extschema@.idgen_lease l
 		WHERE l.node_id < (1 << bits) AND (l.released OR l.expires_at <= t)
 		ORDER BY l.expires_at, l.node_id LIMIT 1;
+	END IF;
+	-- The leases just extended are their holders' to renew: no error, so
+	-- that the extension stays; the caller tries again.
+	IF chosen IS NULL AND resumed THEN
+		RETURN;
 	END IF;
 	IF chosen IS NULL THEN
 		SELECT string_agg(format('node id %s until %s', l.node_id, l.expires_at),
@@ -1516,7 +1583,7 @@ BEGIN
 		system_identifier = excluded.system_identifier, token = excluded.token,
 		acquired_at = excluded.acquired_at, renewed_at = excluded.renewed_at,
 		expires_at = excluded.expires_at, released = false,
-		mark_ms = greatest(l.mark_ms, excluded.mark_ms);
+		mark_ms = greatest(l.mark_ms, excluded.mark_ms), extended_after = NULL;
 END
 $$;
 
@@ -1554,6 +1621,7 @@ BEGIN
 	END IF;
 	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
 	t := clock_timestamp();
+	PERFORM @extschema@.idgen_lease_resume(t);
 	SELECT * INTO l FROM @extschema@.idgen_lease x WHERE x.node_id = $1;
 	IF NOT FOUND OR l.token IS DISTINCT FROM $2 THEN
 		RAISE EXCEPTION 'node id % is no longer leased to this server', $1
@@ -1589,6 +1657,7 @@ AS $$
 #variable_conflict use_column
 BEGIN
 	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
+	PERFORM @extschema@.idgen_lease_resume(clock_timestamp());
 	UPDATE @extschema@.idgen_lease x
 	SET released = true, expires_at = least(x.expires_at, clock_timestamp()), mark_ms = $3
 	WHERE x.node_id = $1 AND x.token = $2;

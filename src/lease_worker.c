@@ -229,6 +229,14 @@ lease_acquire(void)
 		lease_state_publish(me.node_id, LEASE_ACQUIRING, err);
 		return;
 	}
+	/* the registry kept the leases it could not renew for their holders */
+	if (PQgetisnull(r, 0, 0))
+	{
+		PQclear(r);
+		lease_state_publish(me.node_id, LEASE_ACQUIRING,
+							"The registry answered no node id: it keeps the leases it could not renew meanwhile for their holders.");
+		return;
+	}
 	me.node_id = atoi(PQgetvalue(r, 0, 0));
 	strlcpy(me.token, PQgetvalue(r, 0, 1), sizeof(me.token));
 	previous_mark = (int64) strtoll(PQgetvalue(r, 0, 2), NULL, 10);

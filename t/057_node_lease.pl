@@ -282,6 +282,41 @@ is(leased($d), $nd, 'so does d');
 is($ret, 0, 'b generates again') or diag($err);
 burst_into($d, 'ids', 20000);
 
+# --- the registry's lease table locked past the lease while a waits for
+# a node id: the calls the workers give up on are cancelled on the
+# registry too, so none commits when the lock goes (an acquire of a's
+# would take b's or d's expired node id for a lease nobody holds), and
+# b and d, the registry having answered nobody meanwhile, renew their own.
+$a->start;
+$a->poll_query_until('postgres', "SELECT last_error ~ 'are leased' FROM idgen_node_lease")
+  or die 'a did not try the registry';
+my $locker = $registry->background_psql('postgres');
+$locker->query_safe('BEGIN; LOCK TABLE idgen_lease IN EXCLUSIVE MODE');
+$registry->poll_query_until('postgres', 'SELECT count(*) = 0 FROM idgen_leases WHERE held')
+  or die 'the leases did not run out';
+$a->poll_query_until('postgres',
+	"SELECT last_error ~ 'statement timeout|lock timeout|did not answer' FROM idgen_node_lease")
+  or die 'a did not wait for the lock';
+is($b->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'expired',
+	'b, its renewals locked out past its lease, has expired');
+$locker->query_safe('COMMIT');
+$locker->quit;
+foreach my $holder ([ $b, $nb ], [ $d, $nd ])
+{
+	my ($node, $id) = @$holder;
+	$node->poll_query_until('postgres', "SELECT state IN ('held', 'lost') FROM idgen_node_lease")
+	  or die $node->name . ' did not come back';
+	is($node->safe_psql('postgres', 'SELECT state, node_id FROM idgen_node_lease'), "held|$id",
+		$node->name . ' renews its own node id once the lock goes, by itself');
+}
+is($registry->safe_psql('postgres',
+		"SELECT string_agg(node_id::text, ',' ORDER BY node_id) FROM idgen_leases WHERE held AND holder !~ '${\ $a->data_dir }\$'"),
+	'0,1', 'and the registry holds no node id for a: its abandoned calls did not commit');
+is($a->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'acquiring', 'a still waits');
+$a->stop;
+($ret, $out, $err) = burst_into($b, 'ids', 20000);
+is($ret, 0, 'b generates again') or diag($err);
+
 # --- only d's lease worker frozen: d's backends stop at the fence by
 # themselves, before the registry gives the id to another server
 sub worker_pid

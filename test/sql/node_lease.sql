@@ -104,6 +104,32 @@ SELECT has_function_privilege('public', 'idgen_lease_acquire(integer, text, bigi
 	has_table_privilege('public', 'idgen_leases', 'SELECT') AS leases_view,
 	has_table_privilege('public', 'idgen_node_lease', 'SELECT') AS node_view;
 
+-- A caller that gave up on its acquire (the call timed out) and acquires
+-- again gets the node id that acquire took: no server renews it.  Once
+-- renewed, the lease is not taken back.
+DELETE FROM idgen_lease;
+SELECT node_id FROM idgen_lease_acquire(1, 'gave up', 10, :'nil', 30, :epoch);
+SELECT node_id, new_token AS retry_token FROM idgen_lease_acquire(1, 'gave up', 10, :'nil', 30, :epoch) \gset
+SELECT :node_id, (SELECT count(*) FROM idgen_leases WHERE held) AS held;
+SELECT idgen_lease_renew(:node_id, :'retry_token', 30, 3000);
+SELECT node_id, new_token AS other_token FROM idgen_lease_acquire(1, 'other', 11, :'nil', 30, :epoch) \gset
+SELECT :node_id;
+
+-- A registry that answered no call for longer than half a lease (down,
+-- its table locked): the leases that ran out meanwhile are extended by
+-- their length, once per renewal, so that their holders renew them before
+-- a waiting server takes them.  The waiting server's acquire says nothing
+-- was free, without an error that would undo the extension.
+UPDATE idgen_lease SET renewed_at = clock_timestamp() - interval '40 s',
+	expires_at = clock_timestamp() - interval '10 s';
+UPDATE idgen_lease_registry SET answered_at = clock_timestamp() - interval '40 s';
+SELECT node_id, new_token IS NULL AS no_token FROM idgen_lease_acquire(1, 'waiting', 12, :'nil', 30, :epoch);
+SELECT node_id, held, seconds_left > 25 AS extended FROM idgen_leases ORDER BY node_id;
+SELECT idgen_lease_renew(1, :'other_token', 30, 4000);
+UPDATE idgen_lease SET expires_at = clock_timestamp() - interval '1 s' WHERE node_id = 0;
+UPDATE idgen_lease_registry SET answered_at = clock_timestamp() - interval '40 s';
+SELECT node_id FROM idgen_lease_acquire(1, 'waiting', 12, :'nil', 30, :epoch);
+
 -- A lease lasts at most 3600 s, the longest idgen.node_lease_s: a role
 -- that may lease cannot hold a node id for decades.
 \set SHOW_CONTEXT never
