@@ -234,7 +234,7 @@ lease_acquire(void)
 	{
 		PQclear(r);
 		lease_state_publish(me.node_id, LEASE_ACQUIRING,
-							"The registry answered no node id: it keeps the leases it could not renew meanwhile for their holders.");
+							"The registry answered no node id this time: it keeps its leases for their holders first, as it answered nothing for a while or lost commits.");
 		return;
 	}
 	me.node_id = atoi(PQgetvalue(r, 0, 0));

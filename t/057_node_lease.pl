@@ -13,7 +13,15 @@
 # only one of the two disabled, the other still refuses; without the fence,
 # a holder whose worker is frozen generates after its id changed hands;
 # without the floor of its own marks, the promoted standby's IDs start
-# below those it replicated.
+# below those it replicated.  And the registry failing: stopped past the
+# lease (state 'expired', three log lines), its lease table locked past
+# the lease while a server waits (no call commits after its worker gave up;
+# the holders renew their own ids), restored from a dump into a new cluster
+# (the next holder starts above the old one's IDs; control: a registry
+# that cannot tell repeats them); a crashed holder's fast clock (the next
+# holder says when it starts); both node id settings (no lease); and a
+# registry password (refused in the setting; a passfile; a pg_monitor
+# member reads no password).
 use strict;
 use warnings;
 use FindBin;
@@ -268,10 +276,10 @@ like($err, qr/idgen holds no node id lease from registry "host=\S+ port=\d+ dbna
 like($err, qr/connect|connection/i, 'and why');
 is($b->safe_psql('postgres', 'SELECT state, valid_until < now() FROM idgen_node_lease'), 'expired|t',
 	'idgen_node_lease shows the lease expired, valid until its fence passed, not until now');
-$b->wait_for_log(qr/the lease of node id $nb expired/, $b_log);
+ok(eval { $b->wait_for_log(qr/the lease of node id $nb expired/, $b_log); 1 }, 'b logs that its lease expired');
 $registry->start;
 is(leased($b), $nb, 'b renews its lease once the registry is back');
-$b->wait_for_log(qr/renewed the lease of node id $nb again/, $b_log);
+ok(eval { $b->wait_for_log(qr/renewed the lease of node id $nb again/, $b_log); 1 }, 'and that it renewed it again');
 my $outage_log = substr(slurp_file($b->logfile), $b_log);
 is(scalar(() = $outage_log =~ /could not renew the lease of node id $nb/g), 1,
 	'the log says once that renewals started failing, not once per attempt');
@@ -615,6 +623,69 @@ like($err, qr/is unreadable/, 'and refuses to generate');
 $e->stop;
 cmp_ok($registry->safe_psql('postgres', "SELECT mark_ms FROM idgen_lease WHERE node_id = $ne"),
 	'>=', $released_mark, "e's release without its marks does not lower the registry's mark");
+
+# --- the registry lost, and its last pg_dump restored into a new cluster
+# at the same address, every server stopped meanwhile for a lease and a
+# second.  The dump's mark of the node id is older than the IDs its holder
+# made since, and the new holder's clock is 8 s behind the old holder's:
+# the restored registry, on another cluster than its rows were written
+# on, must make the new holder start above every ID the old one could have
+# made.  The control: the same registry made to believe it is the cluster
+# it was (the system identifier of its rows rewritten), as one that cannot
+# tell, lets the new holder repeat the old one's IDs.
+sub registry_restored
+{
+	my ($name, $blind) = @_;
+	my $r1 = idgen_node("${name}_reg", "idgen.node_id = 0\n");
+	my $conf = "idgen.node_registry = '" . conninfo($r1)
+	  . "'\nidgen.node_lease_s = $lease_s\nidgen.node_bits = 0\n";
+	my $old = idgen_node("${name}_old", $conf . "idgen.clock_offset_ms = 8000\n");
+	$old->safe_psql('postgres', 'CREATE TABLE ctl (id bigint)');
+	leased($old);
+	my $dump = PostgreSQL::Test::Utils::tempdir() . '/registry.dump';
+	PostgreSQL::Test::Utils::system_or_bail('pg_dump', '-Fc', '-f', $dump, '-d', $r1->connstr('postgres'));
+	my $dumped_at = $r1->safe_psql('postgres', 'SELECT clock_timestamp()');
+	# past the mark the dump holds: the old holder's clock plus a lease and 2 s
+	$old->poll_query_until('postgres',
+		"SELECT clock_timestamp() > '$dumped_at'::timestamptz + interval '${\ ($lease_s + 6) } s'")
+	  or die 'no time passed';
+	burst_into($old, 'ctl', 300000);
+	my @o = ids_of($old, 'ctl');
+	my $at = first_ms($old, 'ctl');
+	my $old_last_ms = $old->safe_psql('postgres',
+		"SELECT (extract(epoch FROM (idgen_decode(max(id), 'pgedge')).ts) * 1000)::bigint FROM ctl");
+	$r1->stop('immediate');
+	$old->stop;
+	sleep($lease_s + 1);
+	my $r2 = PostgreSQL::Test::Cluster->new("${name}_reg2", port => $r1->port);
+	$r2->init;
+	$r2->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.node_id = 0\n");
+	$r2->start;
+	PostgreSQL::Test::Utils::system_or_bail('pg_restore', '-d', $r2->connstr('postgres'), $dump);
+	$r2->safe_psql('postgres',
+		'UPDATE idgen_lease_registry SET system_identifier = (pg_control_system()).system_identifier')
+	  if $blind;
+	my $new = idgen_node("${name}_new", $conf);
+	$new->safe_psql('postgres', 'CREATE TABLE ctl (id bigint)');
+	leased($new);
+	my $previous_mark_ms = $new->safe_psql('postgres',
+		'SELECT (extract(epoch FROM previous_mark) * 1000)::bigint FROM idgen_node_lease');
+	burst_into($new, 'ctl', 50000, $at);
+	my @n = ids_of($new, 'ctl');
+	my $log = slurp_file($r2->logfile);
+	$_->stop for $new, $r2;
+	return ($previous_mark_ms - $old_last_ms, common(\@o, \@n), scalar @n, $log);
+}
+
+my ($ahead, $repeated, $new_made, $reg_log) = registry_restored('lost', 0);
+cmp_ok($ahead, '>', 0,
+	"restored into a new cluster, the registry makes the new holder start above the old holder's IDs");
+is($repeated, 0, "the new holder repeats none of the old holder's IDs (it made $new_made where the old one did)");
+like($reg_log, qr/the node id lease registry lost commits: no node id is leased before/,
+	'the registry logs that it lost commits');
+($ahead, $repeated, $new_made) = registry_restored('blind', 1);
+cmp_ok($ahead, '<', 0, 'control: a registry that cannot tell starts the new holder below the old holder\'s IDs');
+cmp_ok($repeated, '>', 0, "control: and the new holder repeats the old holder's IDs ($repeated of $new_made)");
 
 $registry->stop;
 done_testing();
