@@ -26,8 +26,6 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
-#include "libpq-fe.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"

@@ -632,8 +632,9 @@ cmp_ok($registry->safe_psql('postgres', "SELECT mark_ms FROM idgen_lease WHERE n
 # a second before the new holder starts.  The registry, on another cluster
 # or timeline than its rows were written on, must make the new holder
 # start above every ID the old one could have made.  The control: the same
-# registry made to believe it is the cluster and timeline it was, as one
-# that cannot tell, lets the new holder repeat the old one's IDs.
+# registry made to believe it is the cluster and timeline it was, and that
+# it answered a call just now, as one that cannot tell (1.5's), lets the
+# new holder repeat the old one's IDs.
 #
 # $how->{start}: the registry (its conninfo, and state for the rest);
 # $how->{copy}: takes what the registry will lose from (a dump, a standby
@@ -663,7 +664,7 @@ sub registry_lost
 	sleep($lease_s + 1);
 	my $r2 = $how->{replace}->($st);
 	$r2->safe_psql('postgres', q{UPDATE idgen_lease_registry
-		SET system_identifier = (pg_control_system()).system_identifier,
+		SET system_identifier = (pg_control_system()).system_identifier, answered_at = clock_timestamp(),
 			timeline = ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer})
 	  if $blind;
 	my $new = idgen_node("${name}_new", $conf);
@@ -770,9 +771,11 @@ sub failover_while_frozen
 	$st->{primary}->stop('immediate');
 	my $r2 = $failed_over->{replace}->($st);
 	$r2->safe_psql('postgres', q{UPDATE idgen_lease_registry
-		SET timeline = ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer})
+		SET timeline = ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer,
+			answered_at = clock_timestamp()})
 	  if $blind;
 	$new->start;
+	$new->safe_psql('postgres', 'CREATE EXTENSION idgen');
 	leased($new);
 	my $acquired_at = $r2->safe_psql('postgres',
 		'SELECT extract(epoch FROM acquired_at) FROM idgen_leases WHERE node_id = 0');
