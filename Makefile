@@ -8,6 +8,7 @@ OBJS = \
 	src/clock.o \
 	src/clone.o \
 	src/compat.o \
+	src/conninfo.o \
 	src/constraint.o \
 	src/decode.o \
 	src/durable.o \
@@ -31,6 +32,7 @@ OBJS = \
 	src/layouts_view.o \
 	src/lease.o \
 	src/lease_conn.o \
+	src/lease_state.o \
 	src/lease_token.o \
 	src/lease_worker.o \
 	src/next.o \

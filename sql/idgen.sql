@@ -1446,10 +1446,138 @@ CREATE TABLE idgen_lease (
 	renewed_at timestamptz NOT NULL,
 	expires_at timestamptz NOT NULL,
 	released boolean NOT NULL DEFAULT false,
-	mark_ms bigint NOT NULL
+	mark_ms bigint NOT NULL,
+	-- the renewal it was last extended after, when the registry answered
+	-- nothing for a while (idgen_lease_resume())
+	extended_after timestamptz
 );
 
 SELECT pg_catalog.pg_extension_config_dump('idgen_lease', '');
+
+-- The registry's own: when it last answered a call, and the cluster and
+-- timeline it answered it on, which tell it when it lost commits.  No row
+-- until the first call, so that a restored dump brings its own.
+CREATE TABLE idgen_lease_registry (
+	one boolean PRIMARY KEY DEFAULT true CHECK (one),
+	answered_at timestamptz NOT NULL,
+	system_identifier bigint NOT NULL,
+	timeline integer NOT NULL,
+	-- after lost commits: no node id changes hands before hold_until, and
+	-- every next holder starts above mark_floor_ms
+	hold_until timestamptz,
+	mark_floor_ms bigint NOT NULL DEFAULT 0
+);
+
+SELECT pg_catalog.pg_extension_config_dump('idgen_lease_registry', '');
+
+COMMENT ON TABLE idgen_lease_registry IS
+'on a registry: when it last answered a node id lease call, on which cluster and timeline, and how it fenced itself after it lost commits';
+
+-- The registry may have lost commits: a renewal, a release or an acquire
+-- it answered, and its holder counts on, is gone.  So every node id may be
+-- held, for as long as the longest lease (or lease, the caller's): none
+-- changes hands before then; and every holder's IDs may reach the clock
+-- plus that lease plus clock_skew (a holder's clock ahead of the
+-- registry's): every next holder starts above that.  A holder whose token
+-- the registry lost is refused at its next renewal and stops.  Returns
+-- hold_until.
+CREATE FUNCTION idgen_lease_fence_history(t timestamptz, lease interval, clock_skew interval)
+RETURNS timestamptz
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	longest interval;
+	until timestamptz;
+BEGIN
+	SELECT greatest(max(l.expires_at - l.renewed_at), lease) INTO longest FROM @extschema@.idgen_lease l;
+	until := t + longest;
+	UPDATE @extschema@.idgen_lease_registry r
+	SET hold_until = greatest(r.hold_until, until),
+		mark_floor_ms = greatest(r.mark_floor_ms,
+			(extract(epoch FROM until + clock_skew) * 1000)::bigint + 1000);
+	RAISE LOG 'idgen: the node id lease registry lost commits: no node id is leased before %', until;
+	RETURN until;
+END
+$$;
+
+REVOKE ALL ON FUNCTION idgen_lease_fence_history(timestamptz, interval, interval) FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_lease_fence_history(timestamptz, interval, interval) IS
+'on a registry: fences the registry after it lost commits (no node id changes hands for a lease; next holders start above every ID a holder could have made); called by idgen_lease_resume() and idgen_lease_restored()';
+
+-- Runs first in every lease call, under the table lock, at t; lease_s is
+-- the caller's.  A registry on another cluster or timeline than its last
+-- answer's (restored from a dump into a new cluster, a promoted standby, a
+-- point-in-time recovery) may have lost commits: it fences itself
+-- (idgen_lease_fence_history()).  A registry that answered no call for
+-- longer than half a lease, and a second (down, its table locked, its
+-- calls cancelled), gave no holder a chance to renew: a lease that ran out
+-- meanwhile is extended once, by its length from t, so that its holder, if
+-- alive, renews it rather than lose it to a server that was waiting.
+-- Neither ever shortens a lease: a live holder's fence still passes first.
+-- True when it fenced or extended.
+CREATE FUNCTION idgen_lease_resume(t timestamptz, lease_s integer)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	r @extschema@.idgen_lease_registry;
+	sysid constant bigint := (pg_control_system()).system_identifier;
+	tl constant integer := ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer;
+	lost boolean;
+	extended integer;
+BEGIN
+	SELECT * INTO r FROM @extschema@.idgen_lease_registry x;
+	lost := FOUND AND (r.system_identifier <> sysid OR r.timeline <> tl);
+	INSERT INTO @extschema@.idgen_lease_registry AS x (answered_at, system_identifier, timeline)
+	VALUES (t, sysid, tl)
+	ON CONFLICT (one) DO UPDATE SET answered_at = greatest(x.answered_at, excluded.answered_at),
+		system_identifier = excluded.system_identifier, timeline = excluded.timeline;
+	IF lost THEN
+		PERFORM @extschema@.idgen_lease_fence_history(t, make_interval(secs => lease_s), interval '1 minute');
+		RETURN true;
+	END IF;
+	UPDATE @extschema@.idgen_lease l
+	SET expires_at = t + (l.expires_at - l.renewed_at), extended_after = l.renewed_at
+	WHERE NOT l.released
+		AND l.expires_at > r.answered_at AND l.expires_at <= t
+		AND t - r.answered_at > greatest((l.expires_at - l.renewed_at) / 2, interval '1 s')
+		AND l.extended_after IS DISTINCT FROM l.renewed_at;
+	GET DIAGNOSTICS extended = ROW_COUNT;
+	RETURN extended > 0;
+END
+$$;
+
+REVOKE ALL ON FUNCTION idgen_lease_resume(timestamptz, integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_lease_resume(timestamptz, integer) IS
+'on a registry: fences the registry after it lost commits, and extends the node id leases that ran out while it answered nothing; called by the lease functions';
+
+-- For what the registry cannot see itself: rows rolled back by hand, or
+-- restored from a dump, within the same cluster and timeline.  Call it
+-- right after; clock_skew is how far ahead of the registry's clock a
+-- holder's may run.
+CREATE FUNCTION idgen_lease_restored(clock_skew interval DEFAULT interval '1 minute')
+RETURNS timestamptz
+LANGUAGE plpgsql VOLATILE STRICT SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	t timestamptz;
+BEGIN
+	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
+	t := clock_timestamp();
+	PERFORM @extschema@.idgen_lease_resume(t, 0);
+	RETURN @extschema@.idgen_lease_fence_history(t, interval '0', clock_skew);
+END
+$$;
+
+REVOKE ALL ON FUNCTION idgen_lease_restored(interval) FROM PUBLIC;
+
+COMMENT ON FUNCTION idgen_lease_restored(interval) IS
+'on a registry: call it after restoring the lease rows from a backup within the same cluster; no node id changes hands for a lease, and next holders start above every ID a holder could have made since';
 
 COMMENT ON TABLE idgen_lease IS
 'on a registry: the node id leases of the servers that set idgen.node_registry to this database, with their holders'' secret tokens; read idgen_leases instead';
@@ -1473,19 +1601,33 @@ DECLARE
 	bits constant integer := idgen_lease_acquire.node_bits;
 	old_token constant uuid := $4;
 	epoch constant bigint := $6;
+	who constant text := $2;
+	sysid constant bigint := $3;
 	t timestamptz;
 	chosen integer;
 	held text;
+	resumed boolean;
+	hold timestamptz;
+	floor_ms bigint;
 BEGIN
 	IF bits NOT BETWEEN 0 AND 10 OR lease_s < 1 THEN
 		RAISE EXCEPTION 'invalid node id lease request'
 			USING ERRCODE = 'invalid_parameter_value',
 				HINT = 'node_bits must be between 0 and 10 and lease_s at least 1.';
 	END IF;
+	-- The most idgen.node_lease_s allows: a holder that stops without
+	-- releasing keeps its node id from every other server to the lease's end.
+	IF lease_s > 3600 THEN
+		RAISE EXCEPTION 'node id lease of % s is longer than a registry grants', lease_s
+			USING ERRCODE = 'invalid_parameter_value',
+				DETAIL = 'A registry leases a node id for at most 3600 s, the longest idgen.node_lease_s: a node id whose holder stopped without releasing it stays held until its lease ends.',
+				HINT = 'Set idgen.node_lease_s to at most 3600 s.';
+	END IF;
 	-- One acquire, renewal or release at a time: the first acquire of a
 	-- node id inserts its row, which no row lock can order.
 	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
 	t := clock_timestamp();
+	resumed := @extschema@.idgen_lease_resume(t, lease_s);
 	IF EXISTS (SELECT FROM @extschema@.idgen_lease l
 			   WHERE l.node_bits <> bits AND NOT l.released AND l.expires_at > t) THEN
 		RAISE EXCEPTION 'registry has node id leases under another idgen.node_bits'
@@ -1508,6 +1650,14 @@ BEGIN
 	END IF;
 	SELECT l.node_id INTO chosen FROM @extschema@.idgen_lease l
 	WHERE l.token = old_token AND l.node_bits = bits AND (l.released OR l.expires_at <= t);
+	-- This caller's earlier acquire that it never renewed: it gave up on
+	-- that call, so the node id has no server behind it.
+	IF chosen IS NULL THEN
+		SELECT l.node_id INTO chosen FROM @extschema@.idgen_lease l
+		WHERE l.holder = who AND l.system_identifier = sysid AND l.node_bits = bits
+			AND NOT l.released AND l.renewed_at = l.acquired_at
+		ORDER BY l.node_id LIMIT 1;
+	END IF;
 	IF chosen IS NULL THEN
 		SELECT n INTO chosen FROM generate_series(0, (1 << bits) - 1) n
 		WHERE NOT EXISTS (SELECT FROM @extschema@.idgen_lease l WHERE l.node_id = n)
@@ -1518,6 +1668,22 @@ BEGIN
 		WHERE l.node_id < (1 << bits) AND (l.released OR l.expires_at <= t)
 		ORDER BY l.expires_at, l.node_id LIMIT 1;
 	END IF;
+	-- The leases just extended are their holders' to renew: no error, so
+	-- that the extension stays; the caller tries again.
+	IF chosen IS NULL AND resumed THEN
+		RETURN;
+	END IF;
+	SELECT r.hold_until, r.mark_floor_ms INTO hold, floor_ms FROM @extschema@.idgen_lease_registry r;
+	IF hold > t THEN
+		-- the fence was just set: an error would roll it back
+		IF resumed THEN
+			RETURN;
+		END IF;
+		RAISE EXCEPTION 'registry leases no node id before %', hold
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				DETAIL = 'The registry may have lost commits (it was restored, or failed over to a standby that missed some): a server may hold any node id until then.',
+				HINT = 'Servers whose leases it still knows renew them meanwhile.';
+	END IF;
 	IF chosen IS NULL THEN
 		SELECT string_agg(format('node id %s until %s', l.node_id, l.expires_at),
 			'; ' ORDER BY l.node_id) INTO held
@@ -1527,7 +1693,8 @@ BEGIN
 				DETAIL = format('Held: %s.', held),
 				HINT = 'A node id is leased again once its lease expires: stop a server that holds one, or raise idgen.node_bits on every server.';
 	END IF;
-	SELECT coalesce(max(l.mark_ms + greatest(epoch - l.epoch_ms, 0)), 0) INTO previous_mark_ms
+	SELECT greatest(coalesce(max(l.mark_ms + greatest(epoch - l.epoch_ms, 0)), 0), floor_ms)
+	INTO previous_mark_ms
 	FROM @extschema@.idgen_lease l
 	WHERE l.node_id = chosen OR l.node_bits <> bits;
 	node_id := chosen;
@@ -1541,7 +1708,7 @@ BEGIN
 		system_identifier = excluded.system_identifier, token = excluded.token,
 		acquired_at = excluded.acquired_at, renewed_at = excluded.renewed_at,
 		expires_at = excluded.expires_at, released = false,
-		mark_ms = greatest(l.mark_ms, excluded.mark_ms);
+		mark_ms = greatest(l.mark_ms, excluded.mark_ms), extended_after = NULL;
 END
 $$;
 
@@ -1569,8 +1736,17 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				HINT = 'lease_s must be at least 1.';
 	END IF;
+	-- The most idgen.node_lease_s allows: a holder that stops without
+	-- releasing keeps its node id from every other server to the lease's end.
+	IF lease_s > 3600 THEN
+		RAISE EXCEPTION 'node id lease of % s is longer than a registry grants', lease_s
+			USING ERRCODE = 'invalid_parameter_value',
+				DETAIL = 'A registry leases a node id for at most 3600 s, the longest idgen.node_lease_s: a node id whose holder stopped without releasing it stays held until its lease ends.',
+				HINT = 'Set idgen.node_lease_s to at most 3600 s.';
+	END IF;
 	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
 	t := clock_timestamp();
+	PERFORM @extschema@.idgen_lease_resume(t, $3);
 	SELECT * INTO l FROM @extschema@.idgen_lease x WHERE x.node_id = $1;
 	IF NOT FOUND OR l.token IS DISTINCT FROM $2 THEN
 		RAISE EXCEPTION 'node id % is no longer leased to this server', $1
@@ -1606,6 +1782,7 @@ AS $$
 #variable_conflict use_column
 BEGIN
 	LOCK TABLE @extschema@.idgen_lease IN EXCLUSIVE MODE;
+	PERFORM @extschema@.idgen_lease_resume(clock_timestamp(), 0);
 	UPDATE @extschema@.idgen_lease x
 	SET released = true, expires_at = least(x.expires_at, clock_timestamp()), mark_ms = $3
 	WHERE x.node_id = $1 AND x.token = $2;

@@ -26,8 +26,6 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
-#include "libpq-fe.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -35,6 +33,7 @@
 #include "utils/timestamp.h"
 
 #include "clock.h"
+#include "conninfo.h"
 #include "lease.h"
 #include "registry.h"
 #include "settings.h"
@@ -71,25 +70,6 @@ lease_monotonic_us(void)
 	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* The connection string's host, port, database and user, for messages. */
-static char *
-lease_describe_registry(const char *conninfo)
-{
-	static const char *const shown[] = {"host", "hostaddr", "port", "dbname", "user"};
-	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
-	StringInfoData buf;
-
-	if (opts == NULL)
-		return pstrdup("(invalid connection string)");
-	initStringInfo(&buf);
-	for (int i = 0; i < (int) lengthof(shown); i++)
-		for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
-			if (strcmp(o->keyword, shown[i]) == 0 && o->val != NULL && o->val[0] != '\0')
-				appendStringInfo(&buf, "%s%s=%s", buf.len ? " " : "", o->keyword, o->val);
-	PQconninfoFree(opts);
-	return buf.data;
-}
-
 /* At load time, after the settings: whether this server leases. */
 void
 lease_configure(void)
@@ -102,7 +82,7 @@ lease_configure(void)
 	if (!lease_on)
 		return;
 	registry_display = MemoryContextStrdup(TopMemoryContext,
-										   lease_describe_registry(idgen_node_registry));
+										   conninfo_describe(idgen_node_registry));
 	unsafe = settings_lease_unsafe();
 	lease_fence_off = (unsafe & SETTINGS_UNSAFE_FENCE) != 0;
 	lease_ceiling_off = (unsafe & SETTINGS_UNSAFE_CEILING) != 0;
@@ -114,7 +94,9 @@ lease_configure(void)
 						idgen_lease_test_unsafe),
 				 errdetail("This server may repeat IDs another server makes, or start a node id below the IDs it made under another."),
 				 errhint("Remove %s from postgresql.conf.", "idgen.lease_test_unsafe")));
-	lease_worker_register();
+	/* a server that cannot generate must not hold a node id another could use */
+	if (settings_all_valid())
+		lease_worker_register();
 }
 
 const char *
@@ -151,7 +133,9 @@ lease_shmem_startup(void)
 		SpinLockInit(&lease->mutex);
 		lease->node_id = -1;
 		lease->state = LEASE_ACQUIRING;
-		strlcpy(lease->error, "The lease worker has not reached the registry yet.",
+		strlcpy(lease->error, settings_all_valid() ?
+				"The lease worker has not reached the registry yet." :
+				"No node id is leased while idgen's settings are invalid.",
 				sizeof(lease->error));
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -163,6 +147,7 @@ typedef struct LeaseView
 	LeaseState	state;
 	TimestampTz acquired_at;
 	TimestampTz renewed_at;
+	TimestampTz valid_until;
 	int64		previous_mark_ms;
 	char		error[sizeof(((LeaseShared *) 0)->error)];
 } LeaseView;
@@ -175,6 +160,7 @@ lease_read(LeaseView *v)
 	v->state = lease->state;
 	v->acquired_at = lease->acquired_at;
 	v->renewed_at = lease->renewed_at;
+	v->valid_until = lease->valid_until;
 	v->previous_mark_ms = lease->previous_mark_ms;
 	memcpy(v->error, lease->error, sizeof(v->error));
 	SpinLockRelease(&lease->mutex);
@@ -247,6 +233,21 @@ lease_check_tick_slow(int64 tick_ms, int64 tick_len)
 							  timestamptz_to_str(clock_ms_to_timestamptz(tick_ms)), v.node_id));
 }
 
+/*
+ * The mark the previous holders of the leased node id reported (Unix ms),
+ * which IDs under it start above; -1 when this server holds no lease.
+ */
+int64
+lease_previous_mark(void)
+{
+	LeaseView	v;
+
+	if (!lease_on || lease == NULL)
+		return -1;
+	lease_read(&v);
+	return v.node_id < 0 || v.acquired_at == 0 ? -1 : v.previous_mark_ms;
+}
+
 static const char *
 lease_state_name(LeaseState s)
 {
@@ -258,6 +259,8 @@ lease_state_name(LeaseState s)
 			return "held";
 		case LEASE_RENEWING:
 			return "renewing";
+		case LEASE_EXPIRED:
+			return "expired";
 		case LEASE_LOST:
 			return "lost";
 	}
@@ -298,12 +301,14 @@ idgen_node_lease(PG_FUNCTION_ARGS)
 	values[1] = Int32GetDatum(v.node_id);
 	nulls[3] = nulls[4] = false;
 	values[3] = CStringGetTextDatum(registry_display);
-	values[4] = CStringGetTextDatum(v.state == LEASE_HELD && left <= 0 ?
-									"expired" : lease_state_name(v.state));
-	if (v.node_id >= 0 && v.state != LEASE_LOST)
+	/* the fence passed, whether or not the worker has noticed */
+	if ((v.state == LEASE_HELD || v.state == LEASE_RENEWING) && left <= 0)
+		v.state = LEASE_EXPIRED;
+	values[4] = CStringGetTextDatum(lease_state_name(v.state));
+	if (v.node_id >= 0 && v.state != LEASE_LOST && v.valid_until != 0)
 	{
 		nulls[5] = nulls[6] = false;
-		values[5] = TimestampTzGetDatum(GetCurrentTimestamp() + Max(left, 0));
+		values[5] = TimestampTzGetDatum(v.valid_until);
 		values[6] = Float8GetDatum(Max(left, 0) / 1000000.0);
 	}
 	if (v.acquired_at != 0)

@@ -19,6 +19,7 @@ typedef enum LeaseState
 	LEASE_ACQUIRING,			/* no node id yet */
 	LEASE_HELD,					/* renewed in time */
 	LEASE_RENEWING,				/* held, but the last renewal failed */
+	LEASE_EXPIRED,				/* the fence passed before a renewal succeeded */
 	LEASE_LOST,					/* another server holds the node id now */
 } LeaseState;
 
@@ -38,6 +39,7 @@ typedef struct LeaseShared
 	LeaseState	state;
 	TimestampTz acquired_at;
 	TimestampTz renewed_at;
+	TimestampTz valid_until;	/* the fence, by the wall clock */
 	int64		previous_mark_ms;	/* the previous holder's, at acquire */
 	char		error[1024];	/* why not held, or the last renewal's failure */
 } LeaseShared;
@@ -55,6 +57,7 @@ extern void lease_shmem_startup(void);
 extern void lease_require(void);
 extern void lease_check_tick_slow(int64 tick_ms, int64 tick_len);
 extern int64 lease_monotonic_us(void);
+extern int64 lease_previous_mark(void);
 extern const char *lease_registry_display(void);
 extern void lease_worker_register(void);
 

@@ -181,20 +181,30 @@ broken:
  * schema earlier in the role's search_path must not answer for the
  * registry.  And it reads committed rows: under a default of REPEATABLE
  * READ, the functions' snapshot would predate the lock that orders them.
+ * And the registry cancels a call (statement_timeout, lock_timeout) within
+ * half the time the worker waits for it: a call the worker gave up on, as
+ * one queued behind a lock on the registry's table, must not commit later,
+ * renewing a lease nobody counts on or handing out a node id nobody takes.
  * false with *err set.
  */
 static bool
-conn_set_search_path(int64 deadline_us, char **err, char *sqlstate)
+conn_set_session(int64 deadline_us, char **err, char *sqlstate)
 {
 	PGresult   *r;
 	bool		found;
 
+	char		timeout[32];
+	const char *params[] = {timeout};
+
+	snprintf(timeout, sizeof(timeout), "%lld", (long long) conn_timeout_ms() / 2);
 	r = conn_query("SELECT pg_catalog.set_config('search_path', pg_catalog.quote_ident(n.nspname), false), "
-					"pg_catalog.set_config('default_transaction_isolation', 'read committed', false) "
+					"pg_catalog.set_config('default_transaction_isolation', 'read committed', false), "
+					"pg_catalog.set_config('statement_timeout', $1, false), "
+					"pg_catalog.set_config('lock_timeout', $1, false) "
 					"FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n "
 					"ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
 					"WHERE e.extname OPERATOR(pg_catalog.=) 'idgen'",
-					0, NULL, deadline_us, err, sqlstate);
+					1, params, deadline_us, err, sqlstate);
 	if (r == NULL)
 	{
 		lease_conn_close();
@@ -224,7 +234,7 @@ lease_conn_exec(const char *sql, int nparams, const char *const *params, int64 d
 	sqlstate[0] = '\0';
 	if (!conn_connect(deadline_us, err))
 		return NULL;
-	if (!path_set && !conn_set_search_path(deadline_us, err, sqlstate))
+	if (!path_set && !conn_set_session(deadline_us, err, sqlstate))
 		return NULL;
 	r = conn_query(sql, nparams, params, deadline_us, err, sqlstate);
 	/* an idgen older than 1.5, or a schema the role cannot use */

@@ -56,6 +56,7 @@
 #include "layout.h"
 #include "lease.h"
 #include "lease_conn.h"
+#include "lease_state.h"
 #include "lease_token.h"
 #include "settings.h"
 
@@ -96,25 +97,6 @@ lease_margin_us(void)
 	return Max(lease_ms() * 100, 500000);
 }
 
-/* Publishes what the worker knows; NULL error leaves the old one. */
-static void
-lease_publish(LeaseState state, const char *error)
-{
-	SpinLockAcquire(&lease->mutex);
-	lease->state = state;
-	lease->node_id = me.node_id;
-	if (error != NULL)
-		strlcpy(lease->error, error, sizeof(lease->error));
-	SpinLockRelease(&lease->mutex);
-}
-
-static void
-lease_fence_now(void)
-{
-	pg_atomic_write_u64(&lease->valid_until_us, 0);
-	pg_memory_barrier();
-}
-
 /* ---- the protocol ---- */
 
 /*
@@ -130,22 +112,11 @@ lease_report_mark(void)
 	return base + lease_ms() + idgen_limits.max_lead_ms + LEASE_LONGEST_TICK_MS;
 }
 
-static void
-lease_lost(const char *err)
-{
-	lease_fence_now();
-	me.lost = true;
-	lease_publish(LEASE_LOST, err);
-	ereport(LOG,
-			(errmsg("idgen: node id %d is no longer leased to this server", me.node_id),
-			 errdetail_internal("%s", err),
-			 errhint("Restart the server to lease another node id.")));
-}
-
 /* Renews the lease; false when it failed (the fence then runs out). */
 static bool
 lease_renew(void)
 {
+	TimestampTz sent_at = GetCurrentTimestamp();
 	int64		sent_us = lease_monotonic_us();
 	char		node[16],
 				lease_s[16],
@@ -165,22 +136,18 @@ lease_renew(void)
 	{
 		me.held = false;
 		if (strcmp(sqlstate, "55000") == 0)
-			lease_lost(err);
+		{
+			me.lost = true;
+			lease_state_lost(me.node_id, err);
+		}
 		else
-			lease_publish(LEASE_RENEWING, err);
+			lease_state_renew_failed(me.node_id, err);
 		return false;
 	}
 	ceiling = (int64) strtoll(PQgetvalue(r, 0, 0), NULL, 10);
 	PQclear(r);
-	/* the ceiling before the fence: a backend may see the new fence only with it */
-	pg_atomic_write_u64(&lease->ceiling_ms, (uint64) ceiling);
-	pg_write_barrier();
-	pg_atomic_write_u64(&lease->valid_until_us,
-						(uint64) (sent_us + lease_ms() * 1000 - lease_margin_us()));
-	SpinLockAcquire(&lease->mutex);
-	lease->renewed_at = GetCurrentTimestamp();
-	SpinLockRelease(&lease->mutex);
-	lease_publish(LEASE_HELD, "");
+	lease_state_renewed(me.node_id, ceiling, sent_us + lease_ms() * 1000 - lease_margin_us(),
+						sent_at + lease_ms() * 1000 - lease_margin_us());
 	me.held = true;
 	me.next_renew_us = sent_us + lease_ms() * 1000 / 3;
 	return true;
@@ -259,7 +226,15 @@ lease_acquire(void)
 						6, params, lease_monotonic_us() + lease_ms() * 1000 / 3, &err, sqlstate);
 	if (r == NULL)
 	{
-		lease_publish(LEASE_ACQUIRING, err);
+		lease_state_publish(me.node_id, LEASE_ACQUIRING, err);
+		return;
+	}
+	/* the registry kept the leases it could not renew for their holders */
+	if (PQgetisnull(r, 0, 0))
+	{
+		PQclear(r);
+		lease_state_publish(me.node_id, LEASE_ACQUIRING,
+							"The registry answered no node id this time: it keeps its leases for their holders first, as it answered nothing for a while or lost commits.");
 		return;
 	}
 	me.node_id = atoi(PQgetvalue(r, 0, 0));
@@ -296,7 +271,7 @@ lease_release(void)
 	PGresult   *r;
 	int64		highest;
 
-	lease_fence_now();
+	lease_state_fence_now();
 	if (me.node_id < 0 || me.lost)
 		return;
 	/*
@@ -372,6 +347,8 @@ lease_worker_main(Datum arg)
 			lease_acquire();
 		else if (lease_monotonic_us() >= me.next_renew_us)
 			(void) lease_renew();
+		if (!me.lost && !me.held)
+			lease_state_watch_expiry(me.node_id);
 		if (!me.lost && me.held)
 			wait_ms = Max((me.next_renew_us - lease_monotonic_us()) / 1000, 1);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

@@ -22,6 +22,7 @@
 #include "utils/varlena.h"
 
 #include "compat.h"
+#include "conninfo.h"
 #include "layout.h"
 #include "settings.h"
 
@@ -69,7 +70,12 @@ static void
 note_rejected_value(const char *name, const char *configured, bool affects_layout)
 {
 	/* a connection string may hold a password: never shown */
-	if (strcmp(name, "idgen.node_registry") == 0)
+	if (strcmp(name, "idgen.node_registry") == 0 && conninfo_has_password(configured))
+		note_bad_setting_hint(name,
+							  psprintf("The server configuration sets %s to a connection string with a password, which roles other than superusers could read.",
+									   name),
+							  affects_layout, CONNINFO_PASSWORD_HINT);
+	else if (strcmp(name, "idgen.node_registry") == 0)
 		note_bad_setting(name,
 						 psprintf("The server configuration sets %s to a string that is not a libpq connection string.",
 								  name),
@@ -114,32 +120,6 @@ settings_check_epoch(char **newval, void **extra, GucSource source)
 		return true;
 	GUC_check_errdetail("The epoch must be a date written as YYYY-MM-DD, %s.", LAYOUT_EPOCH_RANGE);
 	return false;
-}
-
-/*
- * idgen.node_registry: empty, or a connection string libpq can read.  Its
- * password, if any, never reaches a message: lease.c shows only where the
- * registry is.
- */
-static bool
-settings_check_registry(char **newval, void **extra, GucSource source)
-{
-	PQconninfoOption *opts;
-	char	   *err = NULL;
-
-	if (*newval == NULL || (*newval)[0] == '\0')
-		return true;
-	opts = PQconninfoParse(*newval, &err);
-	if (opts == NULL)
-	{
-		GUC_check_errdetail("The registry must be a libpq connection string: %s",
-							err ? err : "out of memory");
-		if (err)
-			PQfreemem(err);
-		return false;
-	}
-	PQconninfoFree(opts);
-	return true;
 }
 
 /*
@@ -269,7 +249,7 @@ define_lease_settings(void)
 							   &idgen_node_registry,
 							   "",
 							   PGC_POSTMASTER, GUC_SUPERUSER_ONLY,
-							   settings_check_registry, NULL, NULL);
+							   conninfo_check_registry, NULL, NULL);
 	DefineCustomIntVariable("idgen.node_lease_s",
 							"How long a node id lease lasts without renewal.",
 							"The lease is renewed every third of it; a server that cannot renew stops generating before it ends.",

@@ -11,6 +11,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "lease.h"
 #include "random.h"
 #include "settings.h"
 #include "step.h"
@@ -98,6 +99,23 @@ step_refuse_clock_hint(const GenPlan *plan, int64 behind)
 static void
 step_refuse_clock(const GenPlan *plan, int64 behind)
 {
+	int64		previous = lease_previous_mark();
+
+	/*
+	 * A leased node id starts above its previous holders' mark, which the
+	 * registry has from their clocks: this server's may be right.
+	 */
+	if (previous >= clock_now_ms() + behind)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen IDs under node id %d start at %s, after the IDs its previous holder may have made",
+						idgen_node_id,
+						timestamptz_to_str(clock_ms_to_timestamptz(clock_now_ms() + behind))),
+				 errdetail("The registry holds a mark of %s for the node id, %lld ms ahead of this server's clock: the clock of the server that held it before ran ahead. IDs under the node id start after every ID that server could have made.",
+						   timestamptz_to_str(clock_ms_to_timestamptz(previous)),
+						   (long long) (previous - clock_now_ms())),
+				 errhint("IDs are generated from %s on, when this server's clock gets there.",
+						 timestamptz_to_str(clock_ms_to_timestamptz(clock_now_ms() + behind)))));
 	if (clock_now_ms() < plan->epoch_later_until)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -13,7 +13,17 @@
 # only one of the two disabled, the other still refuses; without the fence,
 # a holder whose worker is frozen generates after its id changed hands;
 # without the floor of its own marks, the promoted standby's IDs start
-# below those it replicated.
+# below those it replicated.  And the registry failing: stopped past the
+# lease (state 'expired', three log lines), its lease table locked past
+# the lease while a server waits (no call commits after its worker gave up;
+# the holders renew their own ids), restored from a dump into a new cluster
+# or failed over to an asynchronous standby that missed renewals (the next
+# holder starts above the old one's IDs, and only after a frozen holder
+# stopped; controls: a registry that cannot tell repeats them, and hands
+# the node id over first); a crashed holder's fast clock (the next
+# holder says when it starts); both node id settings (no lease); and a
+# registry password (refused in the setting; a passfile; a pg_monitor
+# member reads no password).
 use strict;
 use warnings;
 use FindBin;
@@ -254,6 +264,7 @@ $a->stop;
 # then refuse naming the registry, and resume once it is back
 my $nd = leased($d);
 $nb = leased($b);
+my $b_log = -s $b->logfile;
 $registry->stop;
 my $stopped_at = time;
 ($ret, $out, $err) = burst_into($b, 'ids', 1000);
@@ -268,12 +279,56 @@ cmp_ok($b->safe_psql('postgres', 'SELECT extract(epoch FROM valid_until) FROM id
 like($err, qr/idgen holds no node id lease from registry "host=\S+ port=\d+ dbname=postgres".*ran out/s,
 	'then b refuses, naming the registry');
 like($err, qr/connect|connection/i, 'and why');
+is($b->safe_psql('postgres', 'SELECT state, valid_until < now() FROM idgen_node_lease'), 'expired|t',
+	'idgen_node_lease shows the lease expired, valid until its fence passed, not until now');
+ok(eval { $b->wait_for_log(qr/the lease of node id $nb expired/, $b_log); 1 }, 'b logs that its lease expired');
 $registry->start;
 is(leased($b), $nb, 'b renews its lease once the registry is back');
+ok(eval { $b->wait_for_log(qr/renewed the lease of node id $nb again/, $b_log); 1 }, 'and that it renewed it again');
+my $outage_log = substr(slurp_file($b->logfile), $b_log);
+is(scalar(() = $outage_log =~ /could not renew the lease of node id $nb/g), 1,
+	'the log says once that renewals started failing, not once per attempt');
+is(scalar(() = $outage_log =~ /the lease of node id $nb expired/g), 1, 'once that the lease expired');
+is(scalar(() = $outage_log =~ /renewed the lease of node id $nb again/g), 1, 'and once that it was renewed again');
 is(leased($d), $nd, 'so does d');
 ($ret, $out, $err) = burst_into($b, 'ids', 20000);
 is($ret, 0, 'b generates again') or diag($err);
 burst_into($d, 'ids', 20000);
+
+# --- the registry's lease table locked past the lease while a waits for
+# a node id: the calls the workers give up on are cancelled on the
+# registry too, so none commits when the lock goes (an acquire of a's
+# would take b's or d's expired node id for a lease nobody holds), and
+# b and d, the registry having answered nobody meanwhile, renew their own.
+$a->start;
+$a->poll_query_until('postgres', "SELECT last_error ~ 'are leased' FROM idgen_node_lease")
+  or die 'a did not try the registry';
+my $locker = $registry->background_psql('postgres');
+$locker->query_safe('BEGIN; LOCK TABLE idgen_lease IN EXCLUSIVE MODE');
+$registry->poll_query_until('postgres', 'SELECT count(*) = 0 FROM idgen_leases WHERE held')
+  or die 'the leases did not run out';
+$a->poll_query_until('postgres',
+	"SELECT last_error ~ 'statement timeout|lock timeout|did not answer' FROM idgen_node_lease")
+  or die 'a did not wait for the lock';
+is($b->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'expired',
+	'b, its renewals locked out past its lease, has expired');
+$locker->query_safe('COMMIT');
+$locker->quit;
+foreach my $holder ([ $b, $nb ], [ $d, $nd ])
+{
+	my ($node, $id) = @$holder;
+	$node->poll_query_until('postgres', "SELECT state IN ('held', 'lost') FROM idgen_node_lease")
+	  or die $node->name . ' did not come back';
+	is($node->safe_psql('postgres', 'SELECT state, node_id FROM idgen_node_lease'), "held|$id",
+		$node->name . ' renews its own node id once the lock goes, by itself');
+}
+is($registry->safe_psql('postgres',
+		"SELECT string_agg(node_id::text, ',' ORDER BY node_id) FROM idgen_leases WHERE held AND holder !~ '${\ $a->data_dir }\$'"),
+	'0,1', 'and the registry holds no node id for a: its abandoned calls did not commit');
+is($a->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'acquiring', 'a still waits');
+$a->stop;
+($ret, $out, $err) = burst_into($b, 'ids', 20000);
+is($ret, 0, 'b generates again') or diag($err);
 
 # --- only d's lease worker frozen: d's backends stop at the fence by
 # themselves, before the registry gives the id to another server
@@ -409,6 +464,28 @@ is($above, 't', 'its IDs start above every ID it replicated from f, under anothe
 like($log, qr/IDs start after .*, the highest mark of this server's IDs/, 'its log says why');
 $f->stop;
 
+# --- a holder whose clock ran 40 s fast crashes: the next holder of its
+# node id, its clock right, waits for the IDs the old one may have made,
+# and says so, with when it starts, rather than blame its own clock.
+$registry->safe_psql('postgres', 'CREATE DATABASE fastreg');
+$registry->safe_psql('fastreg', 'CREATE EXTENSION idgen');
+my $fast_conf = "idgen.node_registry = '" . conninfo($registry) =~ s/dbname=postgres/dbname=fastreg/r
+  . "'\nidgen.node_lease_s = $lease_s\nidgen.node_bits = 0\n";
+my $fast = idgen_node('fast', $fast_conf . "idgen.clock_offset_ms = 40000\n");
+leased($fast);
+$fast->safe_psql('postgres', 'SELECT idgen_next()');
+$fast->stop('immediate');
+my $right = idgen_node('right', $fast_conf);
+is(leased($right), 0, "the next holder leases the crashed holder's node id once its lease expired");
+($ret, $out, $err) = $right->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/ERROR:  idgen IDs under node id 0 start at .+, after the IDs its previous holder may have made/,
+	'it waits for the IDs its previous holder may have made, and says so');
+like($err, qr/DETAIL:  The registry holds a mark of .+ for the node id, \d+ ms ahead of this server's clock/,
+	'how far ahead of its clock they may be');
+like($err, qr/HINT:  IDs are generated from .+ on/, 'and when it starts');
+unlike($err, qr/time synchronization|system clock is/, 'not that its own clock is wrong');
+$right->stop;
+
 # --- settings: the node id from one source only, a registry libpq can
 # read, a lease of at least 5 s; an unreachable registry is named.
 my $bad = idgen_node('bad', "idgen.node_id = 1\n");
@@ -425,17 +502,33 @@ like($err, qr/ERROR:  idgen cannot be used because idgen.node_registry is invali
 like($err, qr/DETAIL:  Both idgen.node_id and idgen.node_registry are set/, 'the detail names both');
 like($err, qr/HINT:  Remove idgen.node_id from postgresql.conf to lease node ids, or idgen.node_registry to set them by hand/,
 	'the hint says what to remove');
+is($bad->safe_psql('postgres', 'SELECT state, last_error FROM idgen_node_lease'),
+	"acquiring|No node id is leased while idgen's settings are invalid.",
+	'and leases no node id: it could not use one');
+is($bad->safe_psql('postgres', "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'idgen node lease'"),
+	0, 'no lease worker runs');
+is($registry->safe_psql('postgres', "SELECT count(*) FROM idgen_lease WHERE holder ~ '${\ $bad->data_dir }\$'"),
+	0, 'the registry holds no lease for it');
 $bad->adjust_conf('postgresql.conf', 'idgen.node_id', undef);
 $err = try_setting("idgen.node_registry = 'host=/nonexistent password=secret bogus=1'");
 like($err, qr/idgen.node_registry is invalid/, 'a registry libpq cannot read is refused');
 unlike($err, qr/secret/, 'without showing its password');
+foreach my $with_password ("$reg password=secret", 'postgresql://idgen:secret@/postgres?host=/nonexistent')
+{
+	$err = try_setting("idgen.node_registry = '$with_password'");
+	like($err, qr/DETAIL:  The server configuration sets idgen.node_registry to a connection string with a password, which roles other than superusers could read/,
+		"a registry connection string with a password is refused ($with_password)");
+	like($err, qr/HINT:  Put the password in ~\/.pgpass .* or in a password file named by the connection string's passfile or by PGPASSFILE/,
+		'saying where to put it');
+	unlike($err, qr/secret/, 'without showing it');
+}
 $err = try_setting("idgen.node_registry = '$reg'\nidgen.node_lease_s = 2");
 like($err, qr/idgen.node_lease_s is invalid/, 'a lease shorter than 5 s is refused');
-set_auto_conf($bad, "idgen.node_registry = 'host=/nonexistent port=1 dbname=postgres password=secret'");
+set_auto_conf($bad, "idgen.node_registry = 'host=/nonexistent port=1 dbname=postgres'");
 $bad->poll_query_until('postgres', "SELECT last_error ~ 'Could not connect' FROM idgen_node_lease");
 ($ret, $out, $err) = $bad->psql('postgres', 'SELECT idgen_next()');
 like($err, qr/idgen holds no node id lease from registry "host=\/nonexistent port=1 dbname=postgres"/,
-	'an unreachable registry: refused, naming it without its password');
+	'an unreachable registry: refused, naming it');
 like($err, qr/Could not connect to the registry/, 'and saying why');
 my $noext = 'host=' . $registry->host . ' port=' . $registry->port . ' dbname=template1';
 set_auto_conf($bad, "idgen.node_registry = '$noext'");
@@ -449,6 +542,43 @@ ok($bad->poll_query_until('postgres',
 		"SELECT last_error ~ 'ALTER EXTENSION idgen UPDATE' FROM idgen_node_lease"),
 	'a registry whose idgen predates leases: the lease says to update it');
 $bad->stop;
+
+# --- a registry that asks for a password: the leasing server takes it
+# from a password file, and no role but a superuser reads it there, by any
+# setting or view (pg_monitor has pg_read_all_settings, which reads
+# GUC_SUPERUSER_ONLY settings).
+my $password = 'pw-' . int(rand(1e9));
+$registry->safe_psql('postgres', qq{
+	CREATE ROLE idgen_pw LOGIN PASSWORD '$password';
+	GRANT EXECUTE ON FUNCTION idgen_lease_acquire(integer, text, bigint, uuid, integer, bigint),
+		idgen_lease_renew(integer, uuid, integer, bigint), idgen_lease_release(integer, uuid, bigint)
+		TO idgen_pw;
+});
+my $hba = slurp_file($registry->data_dir . '/pg_hba.conf');
+open my $hf, '>', $registry->data_dir . '/pg_hba.conf' or die $!;
+print $hf "local all idgen_pw scram-sha-256\nhost all idgen_pw 127.0.0.1/32 scram-sha-256\n$hba";
+close $hf;
+$registry->reload;
+my $passfile = PostgreSQL::Test::Utils::tempdir() . '/pgpass';
+open my $pf, '>', $passfile or die $!;
+print $pf "*:*:*:idgen_pw:$password\n";
+close $pf;
+chmod 0600, $passfile;
+my $pw = idgen_node('pw', "idgen.node_registry = '$reg user=idgen_pw passfile=$passfile'\n"
+	  . "idgen.node_lease_s = $lease_s\nidgen.node_bits = 1\n");
+leased($pw);
+$pw->safe_psql('postgres', 'CREATE ROLE monitor LOGIN IN ROLE pg_monitor');
+my $seen = $pw->safe_psql('postgres', q{
+	SET ROLE monitor;
+	SELECT concat_ws(' ', setting, reset_val, boot_val) FROM pg_settings WHERE name = 'idgen.node_registry';
+	SHOW idgen.node_registry;
+	SELECT current_setting('idgen.node_registry');
+	SELECT registry FROM idgen_node_lease;
+	SELECT registry FROM idgen_node_info();
+});
+like($seen, qr/user=idgen_pw/, 'a pg_monitor member of the leasing server reads the registry setting');
+unlike($seen, qr/\Q$password\E/, 'but not the password, in no setting or view');
+$pw->stop;
 
 # --- the registry's functions are idgen's, whatever the search_path of
 # the registry's role: a function of the same name that another schema in
@@ -498,6 +628,189 @@ like($err, qr/is unreadable/, 'and refuses to generate');
 $e->stop;
 cmp_ok($registry->safe_psql('postgres', "SELECT mark_ms FROM idgen_lease WHERE node_id = $ne"),
 	'>=', $released_mark, "e's release without its marks does not lower the registry's mark");
+
+# --- the registry loses commits while a holder runs.  The old holder's
+# clock is 8 s ahead of the new holder's, and it makes IDs past the mark
+# the lost registry's copy holds; every server is stopped for a lease and
+# a second before the new holder starts.  The registry, on another cluster
+# or timeline than its rows were written on, must make the new holder
+# start above every ID the old one could have made.  The control: the same
+# registry made to believe it is the cluster and timeline it was, and that
+# it answered a call just now, as one that cannot tell (1.5's), lets the
+# new holder repeat the old one's IDs.
+#
+# $how->{start}: the registry (its conninfo, and state for the rest);
+# $how->{copy}: takes what the registry will lose from (a dump, a standby
+# cut off from the primary); $how->{replace}: the registry that answers
+# after the loss, the lost one stopped.
+sub registry_lost
+{
+	my ($name, $blind, $how) = @_;
+	my ($conninfo, $st) = $how->{start}->($name);
+	my $conf = "idgen.node_registry = '$conninfo'\nidgen.node_lease_s = $lease_s\nidgen.node_bits = 0\n";
+	my $old = idgen_node("${name}_old", $conf . "idgen.clock_offset_ms = 8000\n");
+	$old->safe_psql('postgres', 'CREATE TABLE ctl (id bigint)');
+	leased($old);
+	$how->{copy}->($st);
+	my $copied_at = $old->safe_psql('postgres', 'SELECT clock_timestamp()');
+	# past the mark the copy holds: the old holder's clock plus a lease and 2 s
+	$old->poll_query_until('postgres',
+		"SELECT clock_timestamp() > '$copied_at'::timestamptz + interval '${\ ($lease_s + 6) } s'")
+	  or die 'no time passed';
+	burst_into($old, 'ctl', 300000);
+	my @o = ids_of($old, 'ctl');
+	my $at = first_ms($old, 'ctl');
+	my $old_last_ms = $old->safe_psql('postgres',
+		"SELECT (extract(epoch FROM (idgen_decode(max(id), 'pgedge')).ts) * 1000)::bigint FROM ctl");
+	$st->{primary}->stop('immediate');
+	$old->stop;
+	sleep($lease_s + 1);
+	my $r2 = $how->{replace}->($st);
+	$r2->safe_psql('postgres', q{UPDATE idgen_lease_registry
+		SET system_identifier = (pg_control_system()).system_identifier, answered_at = clock_timestamp(),
+			timeline = ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer})
+	  if $blind;
+	my $new = idgen_node("${name}_new", $conf);
+	$new->safe_psql('postgres', 'CREATE TABLE ctl (id bigint)');
+	leased($new);
+	my $previous_mark_ms = $new->safe_psql('postgres',
+		'SELECT (extract(epoch FROM previous_mark) * 1000)::bigint FROM idgen_node_lease');
+	burst_into($new, 'ctl', 50000, $at);
+	my @n = ids_of($new, 'ctl');
+	my $log = slurp_file($r2->logfile);
+	$_->stop for $new, $r2;
+	return ($previous_mark_ms - $old_last_ms, common(\@o, \@n), scalar @n, $log);
+}
+
+# Its last pg_dump restored into a new cluster at the same address.
+my $restored = {
+	start => sub {
+		my ($name) = @_;
+		my $r1 = idgen_node("${name}_reg", "idgen.node_id = 0\n");
+		return (conninfo($r1), { primary => $r1, name => $name });
+	},
+	copy => sub {
+		my ($st) = @_;
+		$st->{dump} = PostgreSQL::Test::Utils::tempdir() . '/registry.dump';
+		PostgreSQL::Test::Utils::system_or_bail('pg_dump', '-Fc', '-f', $st->{dump}, '-d',
+			$st->{primary}->connstr('postgres'));
+	},
+	replace => sub {
+		my ($st) = @_;
+		my $r2 = PostgreSQL::Test::Cluster->new("$st->{name}_reg2", port => $st->{primary}->port);
+		$r2->init;
+		$r2->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\nidgen.node_id = 0\n");
+		$r2->start;
+		PostgreSQL::Test::Utils::system_or_bail('pg_restore', '-d', $r2->connstr('postgres'), $st->{dump});
+		return $r2;
+	},
+};
+
+# An asynchronous standby, cut off from its primary (no more WAL), promoted;
+# the servers' connection string names both, read-write.
+my $failed_over = {
+	start => sub {
+		my ($name) = @_;
+		my $rp = idgen_node("${name}_rp", "idgen.node_id = 0\n", allows_streaming => 1);
+		$rp->backup("${name}_b");
+		my $rs = PostgreSQL::Test::Cluster->new("${name}_rs");
+		$rs->init_from_backup($rp, "${name}_b", has_streaming => 1);
+		$rs->start;
+		my $both = 'host=' . $rp->host . ',' . $rs->host . ' port=' . $rp->port . ',' . $rs->port
+		  . ' dbname=postgres target_session_attrs=read-write';
+		return ($both, { primary => $rp, standby => $rs });
+	},
+	copy => sub {
+		my ($st) = @_;
+		$st->{primary}->wait_for_catchup($st->{standby});
+		$st->{standby}->safe_psql('postgres', "ALTER SYSTEM SET primary_conninfo = ''");
+		$st->{standby}->reload;
+		$st->{standby}->poll_query_until('postgres', 'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
+		  or die 'the standby still receives WAL';
+	},
+	replace => sub {
+		my ($st) = @_;
+		$st->{standby}->promote;
+		return $st->{standby};
+	},
+};
+
+# The registry fails over to an asynchronous standby that missed the last
+# renewals while the holder's lease worker is frozen: the holder's backends
+# generate until its fence passes, and the promoted standby, on a new
+# timeline, gives the node id to another server only after that.  The
+# control, a standby that cannot tell, gives it at once, while the old
+# holder still generates.  Returns how long before the new holder leased
+# the node id the old one stopped generating, by the registry's clock
+# (one machine).
+sub failover_while_frozen
+{
+	my ($name, $blind) = @_;
+	my ($conninfo, $st) = $failed_over->{start}->($name);
+	my $conf = "idgen.node_registry = '$conninfo'\nidgen.node_lease_s = $lease_s\nidgen.node_bits = 0\n";
+	my $old = idgen_node("${name}_old", $conf);
+	leased($old);
+	my $new = PostgreSQL::Test::Cluster->new("${name}_new");
+	$new->init;
+	$new->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\n$conf");
+	$failed_over->{copy}->($st);
+	my $copied_at = $old->safe_psql('postgres', 'SELECT clock_timestamp()');
+	# the standby's copy of the lease runs out; the primary's is renewed,
+	# just now: the worker freezes with most of a lease left
+	$old->poll_query_until('postgres',
+		"SELECT clock_timestamp() > '$copied_at'::timestamptz + interval '${\ ($lease_s + 1) } s'"
+		  . " AND state = 'held' AND renewed_at > clock_timestamp() - interval '300 ms' FROM idgen_node_lease")
+	  or die 'the old holder did not renew';
+	my $loop = $old->background_psql('postgres', on_error_stop => 0);
+	$loop->query_until(qr/looping/, q{\echo looping
+		DO $$ BEGIN
+			LOOP PERFORM idgen_next(); PERFORM pg_sleep(0.002); END LOOP;
+		EXCEPTION WHEN object_not_in_prerequisite_state THEN
+			RAISE NOTICE 'refused at %', extract(epoch FROM clock_timestamp());
+		END $$;
+	});
+	my $worker = worker_pid($old);
+	kill 'STOP', $worker;
+	$st->{primary}->stop('immediate');
+	my $r2 = $failed_over->{replace}->($st);
+	$r2->safe_psql('postgres', q{UPDATE idgen_lease_registry
+		SET timeline = ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer,
+			answered_at = clock_timestamp()})
+	  if $blind;
+	$new->start;
+	$new->safe_psql('postgres', 'CREATE EXTENSION idgen');
+	leased($new);
+	my $acquired_at = $r2->safe_psql('postgres',
+		'SELECT extract(epoch FROM acquired_at) FROM idgen_leases WHERE node_id = 0');
+	$loop->quit;
+	kill 'CONT', $worker;
+	my $refused_at = $loop->{stderr} =~ /refused at ([\d.]+)/ ? $1 : 'inf';
+	$_->stop for $old, $new, $r2;
+	return $acquired_at - $refused_at;
+}
+
+my $stopped_before = failover_while_frozen('frozen_async', 0);
+cmp_ok($stopped_before, '>', 0, sprintf(
+	'registry failed over to a standby that missed renewals: the frozen holder stopped %.2f s before its node id changed hands',
+	$stopped_before));
+$stopped_before = failover_while_frozen('frozen_async_blind', 1);
+cmp_ok($stopped_before, '<', 0, sprintf(
+	'control: a standby that cannot tell gives the node id away %.2f s before the frozen holder stops',
+	-$stopped_before));
+
+foreach my $loss ([ 'restored into a new cluster', 'lost', $restored ],
+	[ 'an asynchronous standby promoted', 'async', $failed_over ])
+{
+	my ($what, $name, $how) = @$loss;
+	my ($ahead, $repeated, $new_made, $reg_log) = registry_lost($name, 0, $how);
+	cmp_ok($ahead, '>', 0, "$what: the registry makes the new holder start above the old holder's IDs");
+	is($repeated, 0, "$what: the new holder repeats none of them (it made $new_made where the old one did)");
+	like($reg_log, qr/the node id lease registry lost commits: no node id is leased before/,
+		"$what: the registry logs that it lost commits");
+	($ahead, $repeated, $new_made) = registry_lost("${name}_blind", 1, $how);
+	cmp_ok($ahead, '<', 0, "$what, control: a registry that cannot tell starts the new holder below them");
+	cmp_ok($repeated, '>', 0, "$what, control: and the new holder repeats them ($repeated of $new_made)");
+}
 
 $registry->stop;
 done_testing();

@@ -104,4 +104,68 @@ SELECT has_function_privilege('public', 'idgen_lease_acquire(integer, text, bigi
 	has_table_privilege('public', 'idgen_leases', 'SELECT') AS leases_view,
 	has_table_privilege('public', 'idgen_node_lease', 'SELECT') AS node_view;
 
+-- A caller that gave up on its acquire (the call timed out) and acquires
+-- again gets the node id that acquire took: no server renews it.  Once
+-- renewed, the lease is not taken back.
+DELETE FROM idgen_lease;
+SELECT node_id FROM idgen_lease_acquire(1, 'gave up', 10, :'nil', 30, :epoch);
+SELECT node_id, new_token AS retry_token FROM idgen_lease_acquire(1, 'gave up', 10, :'nil', 30, :epoch) \gset
+SELECT :node_id, (SELECT count(*) FROM idgen_leases WHERE held) AS held;
+SELECT idgen_lease_renew(:node_id, :'retry_token', 30, 3000);
+SELECT node_id, new_token AS other_token FROM idgen_lease_acquire(1, 'other', 11, :'nil', 30, :epoch) \gset
+SELECT :node_id;
+
+-- A registry that answered no call for longer than half a lease (down,
+-- its table locked): the leases that ran out meanwhile are extended by
+-- their length, once per renewal, so that their holders renew them before
+-- a waiting server takes them.  The waiting server's acquire says nothing
+-- was free, without an error that would undo the extension.
+UPDATE idgen_lease SET renewed_at = clock_timestamp() - interval '40 s',
+	expires_at = clock_timestamp() - interval '10 s';
+UPDATE idgen_lease_registry SET answered_at = clock_timestamp() - interval '40 s';
+SELECT node_id, new_token IS NULL AS no_token FROM idgen_lease_acquire(1, 'waiting', 12, :'nil', 30, :epoch);
+SELECT node_id, held, seconds_left > 25 AS extended FROM idgen_leases ORDER BY node_id;
+SELECT idgen_lease_renew(1, :'other_token', 30, 4000);
+UPDATE idgen_lease SET expires_at = clock_timestamp() - interval '1 s' WHERE node_id = 0;
+UPDATE idgen_lease_registry SET answered_at = clock_timestamp() - interval '40 s';
+SELECT node_id FROM idgen_lease_acquire(1, 'waiting', 12, :'nil', 30, :epoch);
+
+-- A registry on another cluster or timeline than the one its rows were
+-- written on (restored from a dump, a promoted standby) may have lost
+-- commits: it hands out no node id for the longest lease, while holders it
+-- knows renew, and the next holders start above the clock plus that lease
+-- plus a minute.  The call that finds it out answers no node id (an
+-- error would undo the fence).
+DELETE FROM idgen_lease;
+SELECT node_id, new_token AS kept_token FROM idgen_lease_acquire(1, 'kept', 13, :'nil', 30, :epoch) \gset
+UPDATE idgen_lease_registry SET system_identifier = system_identifier + 1;
+SELECT node_id IS NULL AS none FROM idgen_lease_acquire(1, 'new', 14, :'nil', 30, :epoch);
+SELECT hold_until > clock_timestamp() + interval '25 s' AS held_for_a_lease,
+	mark_floor_ms > (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 85000 AS floor_a_lease_and_a_minute_ahead
+FROM idgen_lease_registry;
+-- (SQLSTATE 55000: the message names the time)
+\set VERBOSITY sqlstate
+SELECT * FROM idgen_lease_acquire(1, 'new', 14, :'nil', 30, :epoch);
+\set VERBOSITY default
+SELECT idgen_lease_renew(:node_id, :'kept_token', 30, 5000) AS renewed;
+UPDATE idgen_lease_registry SET hold_until = clock_timestamp();
+SELECT node_id, previous_mark_ms > (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 85000 AS starts_above
+FROM idgen_lease_acquire(1, 'new', 14, :'nil', 30, :epoch);
+
+-- What it cannot see (rows restored within the same cluster) is told:
+-- the same fence, from now.
+SELECT idgen_lease_restored(interval '10 s') > clock_timestamp() + interval '25 s' AS restored;
+\set VERBOSITY sqlstate
+SELECT * FROM idgen_lease_acquire(1, 'later', 15, :'nil', 30, :epoch);
+\set VERBOSITY default
+SELECT has_function_privilege('public', 'idgen_lease_restored(interval)', 'EXECUTE') AS public_restores;
+
+-- A lease lasts at most 3600 s, the longest idgen.node_lease_s: a role
+-- that may lease cannot hold a node id for decades.
+\set SHOW_CONTEXT never
+SELECT * FROM idgen_lease_acquire(1, 'forever', 9, :'nil', 2147483647, :epoch);
+SELECT idgen_lease_renew(0, gen_random_uuid(), 3601, 2000);
+\set SHOW_CONTEXT errors
+SELECT count(*) AS long_leases FROM idgen_lease WHERE expires_at > clock_timestamp() + interval '1 hour';
+
 DELETE FROM idgen_lease;
