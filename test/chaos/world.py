@@ -219,6 +219,9 @@ class World:
             cl.query("postgres", 'CREATE DATABASE "%s"' % db)
             cl.query(db, create_extension(CURRENT))
         if op["set"].get("lease"):
+            # the lease stays visible whatever the ops do to db1-db3 (an
+            # extension of 1.0 has no idgen_node_lease)
+            cl.query("postgres", create_extension(CURRENT))
             lease = self.wait_lease(op["c"], op.get("wait_lease", 2 * op["set"]["node_lease_s"]))
             took = self.frozen.get(op.get("takes"), (None, None, None))[2]
             if took is not None:
@@ -268,7 +271,7 @@ class World:
     def lease_of(self, c):
         """(node id, state, previous mark in Unix ms) of c's lease, from
         the first database whose idgen has idgen_node_lease; None when none."""
-        for db in DBS:
+        for db in ["postgres"] + DBS:
             try:
                 rows = self.clusters[c].query(
                     db, "SELECT node_id, CASE WHEN state = 'held' AND seconds_left > 0 THEN 'held'"
