@@ -134,7 +134,7 @@ hwm_file_read(HwmFileMark **marks, int *nmarks, HwmFileComment comment,
 	if (result != DURABLE_READ)
 	{
 		snprintf(detail, detail_size,
-				 "Line %d is not of the form \"<layout> <epoch in Unix ms> <mark in Unix ms> [<node id> <node bits>]\", a comment, or \"# systems <system identifier>...\".",
+				 "Line %d is not of the form \"<layout> <epoch in Unix ms> <mark in Unix ms> [<node id> <node bits>]\", a comment, or \"# systems @<epoch in Unix ms> <system identifier>...\".",
 				 r.lineno);
 		return false;
 	}

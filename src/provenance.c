@@ -54,6 +54,7 @@
 #include "clock.h"
 #include "clone.h"
 #include "hwm.h"
+#include "layout.h"
 #include "provenance.h"
 #include "provenance_table.h"
 #include "settings.h"
@@ -72,6 +73,7 @@ typedef struct ProvenanceShared
 	char		foreign_db[NAMEDATALEN];
 	int			nsystems;
 	uint64		systems[PROVENANCE_MAX_SYSTEMS];	/* clusters the marks cover */
+	int64		epoch_ms;		/* the earliest idgen.epoch of IDs they cover */
 } ProvenanceShared;
 
 static ProvenanceShared *prov = NULL;
@@ -129,6 +131,7 @@ provenance_shmem_startup(void)
 	{
 		memset(prov, 0, sizeof(ProvenanceShared));
 		prov->lock = &(GetNamedLWLockTranche("idgen provenance"))[0].lock;
+		prov->epoch_ms = PG_INT64_MAX;
 	}
 	LWLockRelease(AddinShmemInitLock);
 	provenance_refusing = &prov->refusing;
@@ -156,8 +159,9 @@ provenance_add(uint64 system)
 }
 
 /*
- * A comment line of idgen_hwm: "# systems <id>..." (or "# systems -", marks
- * lost) is ours; other comments are not.  False when ours is malformed.
+ * A comment line of idgen_hwm: "# systems @<epoch ms> <id>..." (or "-" for
+ * the ids, marks lost) is ours; other comments are not.  False when ours is
+ * malformed.
  */
 static bool
 provenance_load_line(const char *line)
@@ -166,24 +170,22 @@ provenance_load_line(const char *line)
 
 	if (strncmp(line, PROVENANCE_LINE, strlen(PROVENANCE_LINE)) != 0 || (*p != ' ' && *p != '\0'))
 		return true;
-	while (*p == ' ')
-		p++;
-	if (strcmp(p, "-") == 0)
-	{
-		prov->lost = true;
-		return true;
-	}
+	p += strspn(p, " ");
 	while (*p != '\0')
 	{
-		char	   *end;
-		unsigned long long system;
+		char	   *end = (char *) p + 1;
+		bool		epoch = *p == '@';
 
 		errno = 0;
-		system = strtoull(p, &end, 10);
-		if (end == p || errno != 0 || (*end != ' ' && *end != '\0') || !provenance_add(system))
+		if (*p == '-')
+			prov->lost = true;
+		else if (epoch)
+			prov->epoch_ms = strtoll(p + 1, &end, 10);
+		else if (!provenance_add(strtoull(p, &end, 10)))
 			return false;
-		for (p = end; *p == ' '; p++)
-			;
+		if (end == p + epoch || errno != 0 || (*end != ' ' && *end != '\0'))
+			return false;
+		p = end + strspn(end, " ");
 	}
 	return true;
 }
@@ -194,6 +196,7 @@ provenance_write_line(StringInfo buf)
 {
 	LWLockAcquire(prov->lock, LW_SHARED);
 	appendStringInfoString(buf, PROVENANCE_LINE);
+	appendStringInfo(buf, " @" INT64_FORMAT, prov->epoch_ms);
 	if (prov->lost)
 		appendStringInfoString(buf, " -");
 	else
@@ -214,6 +217,7 @@ provenance_settle(bool file_found)
 {
 	uint64		self = GetSystemIdentifier();
 	int			before = prov->nsystems;
+	int64		epoch_before = prov->epoch_ms;
 
 	if (!file_found && clone_kept_marks())
 	{
@@ -229,7 +233,8 @@ provenance_settle(bool file_found)
 		prov->refusing = true;
 	else
 		(void) provenance_add(self);
-	return !file_found || prov->nsystems != before;
+	prov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms);
+	return !file_found || prov->nsystems != before || prov->epoch_ms != epoch_before;
 }
 
 /*
@@ -250,7 +255,7 @@ provenance_uncovered(TimestampTz *recorded_at)
 	LWLockAcquire(prov->lock, LW_SHARED);
 	for (int i = 0; i < n; i++)
 	{
-		self_recorded |= provenance_table_is_self(&rows[i]);
+		self_recorded |= provenance_table_is_self(&rows[i], prov->epoch_ms);
 		if (!provenance_covers(rows[i].system) &&
 			(uncovered == 0 || rows[i].recorded_at >= newest))
 		{
@@ -376,7 +381,7 @@ provenance_require(void)
 	if (prov->refusing || provenance_check_database())
 		provenance_refuse();
 	if (!self_recorded)
-		provenance_table_record_self(provenance_row_lost);
+		provenance_table_record_self(provenance_row_lost, prov->epoch_ms);
 	checked = true;
 }
 
@@ -394,6 +399,7 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 	int64		now = clock_now_ms();
 	uint64		uncovered;
 	TimestampTz recorded_at;
+	int64		lead;
 
 	if (prov == NULL)
 		ereport(ERROR,
@@ -425,14 +431,17 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 		}
 		LWLockRelease(prov->lock);
 	}
+	lead = provenance_table_epoch_lead();
 	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
 	prov->lost = false;
 	(void) provenance_add(GetSystemIdentifier());
+	/* this cluster now holds IDs of that epoch: its own rows will say so */
+	prov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms - lead);
 	prov->resumed = true;
 	prov->refusing = true;
 	LWLockRelease(prov->lock);
 	/* durable with the marks: the file carries the systems line */
-	hwm_raise_all(Max(after_ms, 0) + 1, Max(after_ms, 0) + 1 + provenance_table_epoch_lead());
+	hwm_raise_all(Max(after_ms, 0) + 1, Max(after_ms, 0) + 1 + lead);
 	ereport(NOTICE,
 			(errmsg("idgen high-water marks raised past %s",
 					timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),

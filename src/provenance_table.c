@@ -167,32 +167,33 @@ provenance_table_subxact(SubXactEvent event, SubTransactionId sub,
 	}
 }
 
-/* Adds this cluster's row to rel, with the default layout's epoch. */
+/* Adds this cluster's row to rel, with epoch_ms. */
 static void
-provenance_table_insert_self(Relation rel)
+provenance_table_insert_self(Relation rel, int64 epoch_ms)
 {
 	Datum		values[PROVENANCE_COLUMNS];
 	bool		nulls[PROVENANCE_COLUMNS] = {false};
 
 	values[0] = Int64GetDatum((int64) GetSystemIdentifier());
 	values[1] = TimestampTzGetDatum(GetCurrentTransactionStartTimestamp());
-	values[2] = TimestampTzGetDatum(clock_ms_to_timestamptz(layout_default()->epoch_ms));
+	values[2] = TimestampTzGetDatum(clock_ms_to_timestamptz(epoch_ms));
 	/* idgen's own table: no index, no trigger */
 	simple_heap_insert(rel, heap_form_tuple(RelationGetDescr(rel), values, nulls));
 	CommandCounterIncrement();
 }
 
 /*
- * Whether row records this cluster under the default layout's epoch or an
- * earlier one.  After idgen.epoch moved earlier, IDs made now are larger
- * than a row of a later epoch says, and idgen_resume_after() in a cluster
- * they move to would resume short of them: such a row is not enough.
+ * Whether row records this cluster under epoch_ms, the earliest idgen.epoch
+ * of IDs its marks cover (its own under every epoch it ran with, and those
+ * it resumed above), or an earlier one.  A row of a later epoch says less
+ * than the IDs are, and idgen_resume_after() in a cluster they move to,
+ * with this database or without, would resume short of them.
  */
 bool
-provenance_table_is_self(const ProvenanceRow *row)
+provenance_table_is_self(const ProvenanceRow *row, int64 epoch_ms)
 {
 	return row->system == GetSystemIdentifier() && row->epoch_ms != PG_INT64_MIN &&
-		row->epoch_ms <= layout_default()->epoch_ms;
+		row->epoch_ms <= epoch_ms;
 }
 
 /*
@@ -202,7 +203,7 @@ provenance_table_is_self(const ProvenanceRow *row)
  * transaction, so that backends generating at once add one row.
  */
 void
-provenance_table_record_self(void (*lost) (void))
+provenance_table_record_self(void (*lost) (void), int64 epoch_ms)
 {
 	static bool callbacks_set = false;
 	Oid			relid = provenance_table_oid();
@@ -216,11 +217,11 @@ provenance_table_record_self(void (*lost) (void))
 	rel = table_open(relid, ShareRowExclusiveLock);
 	n = provenance_table_scan(rel, &rows);
 	for (int i = 0; i < n && !found; i++)
-		found = provenance_table_is_self(&rows[i]);
+		found = provenance_table_is_self(&rows[i], epoch_ms);
 	pfree(rows);
 	if (!found && RelationGetDescr(rel)->natts >= PROVENANCE_COLUMNS)
 	{
-		provenance_table_insert_self(rel);
+		provenance_table_insert_self(rel, epoch_ms);
 		if (!callbacks_set)
 		{
 			RegisterXactCallback(provenance_table_xact, NULL);

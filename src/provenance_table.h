@@ -18,7 +18,7 @@ typedef struct ProvenanceRow
 extern Oid	provenance_table_oid(void);
 extern int	provenance_table_read(ProvenanceRow **rows);
 extern int64 provenance_table_epoch_lead(void);
-extern bool provenance_table_is_self(const ProvenanceRow *row);
-extern void provenance_table_record_self(void (*lost) (void));
+extern bool provenance_table_is_self(const ProvenanceRow *row, int64 epoch_ms);
+extern void provenance_table_record_self(void (*lost) (void), int64 epoch_ms);
 
 #endif							/* IDGEN_PROVENANCE_TABLE_H */

@@ -64,5 +64,38 @@ else
 is($new->safe_psql('app', q(SELECT count(*) FROM idgen_system WHERE epoch = '2023-12-30+00')), '1',
 	'the old cluster recorded itself again under the earlier epoch');
 
+# The chain: the old IDs (epoch 2024-01-01) moved into a cluster with the
+# epoch 60 days later, which resumes above them; a database of that cluster
+# that never held them, in which it then generated (in pgedge: its own
+# layout refuses for 60 days), moved on into a third cluster with that epoch.
+# The second cluster's row there says the old IDs' epoch, so the third resumes
+# above them too.
+my $mid_conf = "idgen.node_id = 1\nidgen.epoch = '2024-03-01'\n";
+my $old = idgen_node('chain_old', $conf);
+$old->safe_psql('postgres', 'CREATE TABLE ids AS SELECT idgen_next() AS id FROM generate_series(1, 10000)');
+my $chain_max = $old->safe_psql('postgres', 'SELECT max(id) FROM ids');
+my $old_dump = $old->basedir . '/old.dump';
+$old->command_ok([ 'pg_dump', '-Fc', '-f', $old_dump, '-d', $old->connstr('postgres') ], 'chain: pg_dump');
+$old->stop;
+my $mid = idgen_node('chain_mid', $mid_conf);
+$mid->safe_psql('postgres', 'CREATE DATABASE app; CREATE DATABASE fresh');
+$mid->safe_psql('fresh', 'CREATE EXTENSION idgen');
+$mid->command_ok([ 'pg_restore', '-d', $mid->connstr('app'), $old_dump ], 'chain: pg_restore');
+$mid->safe_psql('app', 'SELECT idgen_resume_after(clock_timestamp())');
+$mid->restart;
+$mid->safe_psql('fresh', q(CREATE TABLE made AS SELECT idgen_next('pgedge') AS id));
+my $fresh_dump = $mid->basedir . '/fresh.dump';
+$mid->command_ok([ 'pg_dump', '-Fc', '-f', $fresh_dump, '-d', $mid->connstr('fresh') ], 'chain: pg_dump of the database that never held the old IDs');
+$mid->stop;
+my $third = idgen_node('chain_third', $mid_conf);
+$third->safe_psql('postgres', 'CREATE DATABASE fresh');
+$third->command_ok([ 'pg_restore', '-d', $third->connstr('fresh'), $fresh_dump ], 'chain: pg_restore');
+$third->safe_psql('fresh', 'SELECT idgen_resume_after(clock_timestamp())');
+$third->restart;
+($ret, $out, $err) = $third->psql('fresh', 'SELECT idgen_next()');
+ok($ret != 0 || $out > $chain_max,
+	'the third cluster refuses, or resumes above the old IDs, 60 days of epoch apart');
+
 $new->stop;
+$third->stop;
 done_testing();

@@ -146,11 +146,16 @@ MUTANTS = [
      "a node id equal to the size of a layout's node field is accepted, and wraps to node 0",
      [("if (idgen_node_id >= l->size[IDGEN_FIELD_NODE])", "if (idgen_node_id > l->size[IDGEN_FIELD_NODE])")]),
     ("provenance_epoch_row", "src/provenance_table.c",
-     "a cluster is not recorded again in idgen_system when idgen.epoch moved earlier: moved to a"
-     " cluster with a later epoch, idgen_resume_after() resumes short of its IDs",
+     "a cluster is not recorded again in idgen_system under an earlier epoch of IDs its marks"
+     " cover (idgen.epoch moved earlier, or resumed above IDs of one): moved to a cluster with"
+     " a later epoch, idgen_resume_after() resumes short of its IDs",
      [("\treturn row->system == GetSystemIdentifier() && row->epoch_ms != PG_INT64_MIN &&\n"
-       "\t\trow->epoch_ms <= layout_default()->epoch_ms;\n",
-       "\treturn row->system == GetSystemIdentifier();\n")]),
+       "\t\trow->epoch_ms <= epoch_ms;\n",
+       "\treturn row->system == GetSystemIdentifier() && epoch_ms != 0;\n")]),
+    ("resume_epoch_covered", "src/provenance.c",
+     "idgen_resume_after() above IDs of an earlier epoch does not make the cluster record that"
+     " epoch: a database of it moved on to a cluster with its epoch resumes below those IDs",
+     [("\tprov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms - lead);\n", "")]),
 ]
 BY_NAME = {m[0]: m for m in MUTANTS}
 
