@@ -156,6 +156,31 @@ MUTANTS = [
      "idgen_resume_after() above IDs of an earlier epoch does not make the cluster record that"
      " epoch: a database of it moved on to a cluster with its epoch resumes below those IDs",
      [("\tprov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms - lead);\n", "")]),
+    # Planted blind (issue #40): by a reviewer who read src/ and docs/guarantees.md only.
+    ('blind_tick_behind_reuse', 'src/step.h',
+     "Breaks 'Logical time is the later of the clock and the newest tick used' (uniqueness): when a tick fills while the clock reads behind the state's newest tick (a burst that borrowed ahead, e.g. js53 or decimal19, or a clock stepped back), the next tick is taken at the clock's millisecond, one already used, so IDs repeat.",
+     [('\t\tif (now <= st->last_ms)\n\t\t{\n\t\t\ttick = st->last_ms + plan->tick_ms;', '\t\tif (now == st->last_ms)\n\t\t{\n\t\t\ttick = st->last_ms + plan->tick_ms;')]),
+    ('blind_block_overflow', 'src/step.h',
+     "Breaks the uniqueness of idgen_next_block() ('the block is n consecutive integers no other call can return'): a block taken when the tick's sequence has fewer than n values left runs past the sequence field into the next worker id's (or node id's) IDs of the same tick; single IDs are unaffected.",
+     [('if (now <= st->last_ms && st->seq <= plan->seq_max - n)', 'if (now <= st->last_ms && st->seq < plan->seq_max)')]),
+    ('blind_reserve_halfstep', 'src/hwm_reserve.c',
+     "Breaks 'Every tick a layout used starts below its high-water mark, which is durable before use': the fast path accepts ticks up to half a step above the durable mark without raising it, so after a crash, restart or promotion with the clock behind, generation resumes at the mark and repeats the IDs issued above it.",
+     [('if (likely(ms + HWM_STEP_MS / 2 < limit))', 'if (likely(ms < limit + HWM_STEP_MS / 2))')]),
+    ('blind_sync_fastpath', 'src/hwm_reserve.c',
+     "Breaks 'Sessions that wait for synchronous standbys use only ticks below marks the standbys flushed': the fast path compares with the locally flushed mark instead of the confirmed one, so with the synchronous standby away a bare SELECT idgen_next() uses ticks the standby never got, and the standby promoted with its clock behind issues them again.",
+     [('int64\t\tlimit = (int64) pg_atomic_read_u64(sync ? &e->confirmed : &e->mark);', 'int64\t\tlimit = (int64) pg_atomic_read_u64(&e->mark);')]),
+    ('blind_holder_last_max', 'src/generator.c',
+     "Breaks 'a worker id's next holder starts after its previous holders' newest tick in any layout': the slot's newest millisecond is overwritten instead of raised, so a backend that borrowed ahead in one layout (a js53 burst) and then generated in another lowers it, and the worker id's next holder reuses the borrowed ticks of the first layout.",
+     [('*t->holder_last_ms = Max(*t->holder_last_ms, tick + t->plan.tick_ms - 1);', '*t->holder_last_ms = tick + t->plan.tick_ms - 1;')]),
+    ('blind_horizon_precommit', 'src/horizon.c',
+     "Breaks 'Every transaction that took or will take an ID below the horizon has ended when the call returns': a transaction stops holding the horizon at pre-commit, before its commit is flushed (and, synchronously, confirmed) and visible, so a poller reading below a horizon taken in that window misses its rows for good.",
+     [('\t\tcase XACT_EVENT_COMMIT:\n\t\tcase XACT_EVENT_PARALLEL_COMMIT:', '\t\tcase XACT_EVENT_PRE_COMMIT:\n\t\tcase XACT_EVENT_COMMIT:\n\t\tcase XACT_EVENT_PARALLEL_COMMIT:')]),
+    ('blind_key_widths', 'src/layout.c',
+     "Breaks 'Same-named layouts in several databases ... defined differently, each has its own state' (and redefinition starting another state): definitions that differ only in field widths share one locked state, so IDs packed under one definition are handed out under the other, decode to other node ids and can repeat that definition's IDs.",
+     [('\t\tkey->order[i] = layout->order[i];\n\t\tkey->width[layout->order[i]] = layout->width[layout->order[i]];\n', '\t\tkey->order[i] = layout->order[i];\n')]),
+    ('blind_epoch_later_horizon', 'src/horizon_file.c',
+     "Breaks 'the horizon never goes back, across restarts' when idgen.epoch is moved later between restarts: the horizons returned before (kept as the horizon file's mark) are no longer bound to the default layout in the old epoch's numbers, so the horizon and new IDs restart below the cursor a poller already holds and its rows are skipped.",
+     [('\tif (file_epoch < current)\n\t\thz->default_floor = hwm_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));', '\tif (file_epoch > current)\n\t\thz->default_floor = hwm_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));')]),
 ]
 BY_NAME = {m[0]: m for m in MUTANTS}
 
