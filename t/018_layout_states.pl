@@ -112,13 +112,14 @@ is($node->safe_psql('e1', q(
 $node->append_conf('postgresql.conf', 'idgen.clock_offset_ms = 0');
 $node->restart;
 
-# Round robin over 200 layouts without a worker field, in 10 ms ticks: each
-# keeps its state, so a layout's calls share ticks.  The control, 1100
+# Round robin over 200 layouts without a worker field, in 100 ms ticks (a
+# round of 200 calls fits in one on a loaded machine too): each keeps its
+# state, so a layout's calls share ticks.  The control, 1100
 # layouts, is more than the shared states hold: each call finds its state
 # given up, and starts a new tick (README: Generating in other layouts).
 $node->safe_psql('e1', q(
 	SELECT count(idgen_define_layout('rr' || i, '2024-01-01+00', '{time,node,sequence}',
-	                                 '{41,10,12}', '10 ms'))
+	                                 '{41,10,12}', '100 ms'))
 	FROM generate_series(0, 1099) i;
 	CREATE TABLE rr (layouts int, l text, id bigint);
 ));
