@@ -21,6 +21,7 @@ import collections
 import datetime
 import os
 import re
+import shutil
 import signal
 import threading
 import time
@@ -30,31 +31,37 @@ import psycopg2
 from checks import NAMED_HORIZON, Frontier, Poller, Violation, stats_mismatch
 from cluster import Cluster, as_user, user_dir
 from layouts import FAMILIES, HWM_STEP_MS, Layout, builtin, default_layout, node_problem
-from ops import CURRENT, DBS, LEASE_POOL, Model
+from ops import CURRENT, DBS, LEASE_POOL, LEASE_S, Model
 
 SLACK_MS = 50
 LOST = "connection lost"
 # Ops after which every outbox poller polls: those that restart a server,
 # step its clock or promote one (and bursts with a SIGKILL).
 POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update", "pause",
-              "lose_hwm", "resume", "registry_start", "thaw"}
+              "lose_hwm", "resume", "registry_start", "thaw", "registry_thaw", "registry_restore"}
 # Ops after which no two servers may hold one node id.
-LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "unreserve"}
+LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "unreserve",
+                     "registry_thaw", "registry_restore"}
 REGISTRY = "REG"            # the registry's cluster: it generates nothing
 RESERVED = "chaos: reserved"    # the holder of node ids the registry must not hand out
 # A registry's row for node ids no leasing server may get, whatever their
 # lease says: those set by hand, and while a holder is frozen, the free
 # ones, so that its node id is the one a new server gets.  Under the
 # leasing servers' epoch: the registry refuses live leases under two.
+# Each is a lease of LEASE_S renewed at the end of the reservation, as a
+# holder that renews to the end would leave it: a registry that lost
+# commits holds every node id for the longest lease in its table, which a
+# reservation renewed once for a century would make a century.
 RESERVE_SQL = """
 LOCK TABLE idgen_lease IN EXCLUSIVE MODE;
 INSERT INTO idgen_lease AS l (node_id, node_bits, epoch_ms, holder, system_identifier, token,
     acquired_at, renewed_at, expires_at, released, mark_ms)
-SELECT n, 4, %s, %s, 0, gen_random_uuid(), now(), now(), now() + %s::interval, false, 0
-FROM unnest(%s::int[]) n
+SELECT n, 4, %%s, %%s, 0, gen_random_uuid(), now(), now() + %%s::interval - interval '%d s',
+    now() + %%s::interval, false, 0
+FROM unnest(%%s::int[]) n
 ON CONFLICT (node_id) DO UPDATE SET holder = excluded.holder, token = excluded.token,
-    expires_at = excluded.expires_at, released = false
-WHERE l.released OR l.expires_at <= clock_timestamp()"""
+    renewed_at = excluded.renewed_at, expires_at = excluded.expires_at, released = false
+WHERE l.released OR l.expires_at <= clock_timestamp()""" % LEASE_S
 OUTBOX_DDL = ("CREATE TABLE IF NOT EXISTS chaos_outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), "
               "w int NOT NULL); "
               # DROP EXTENSION ... CASCADE took the default with it
@@ -129,6 +136,8 @@ class World:
         # (group, leased node id, node_bits) -> {server: largest ID it made under it}
         self.lease_tops = collections.defaultdict(dict)
         self.holder = {}            # leased node id -> (server seen holding it, step)
+        self.registry_frozen = None     # (pids SIGSTOPped, {server: node id held}, step)
+        self.registry_dump = None       # the path of the registry's last pg_dump
 
     # -- helpers
     def live(self, c, role="primary"):
@@ -330,7 +339,8 @@ class World:
         cl.start()
         cl.query("postgres", "CREATE EXTENSION idgen")
         cl.query("postgres", RESERVE_SQL, (epoch_date_ms(Model.lease_settings()["epoch"]),
-                                           "chaos: set by hand", "100 years", op["reserved"]))
+                                           "chaos: set by hand", "100 years", "100 years",
+                                           op["reserved"]))
 
     def do_registry_stop(self, op):
         cl = self.registry()
@@ -352,13 +362,114 @@ class World:
         if cl is None or not cl.running:
             return False
         cl.query("postgres", RESERVE_SQL, (epoch_date_ms(Model.lease_settings()["epoch"]),
-                                           RESERVED, "1 day", list(LEASE_POOL)))
+                                           RESERVED, "1 day", "1 day", list(LEASE_POOL)))
 
     def do_unreserve(self, op):
         cl = self.registry()
         if cl is None or not cl.running:
             return False
-        cl.query("postgres", "UPDATE idgen_lease SET released = true WHERE holder = %s", (RESERVED,))
+        # as a holder's release leaves its row
+        cl.query("postgres", "UPDATE idgen_lease SET released = true, expires_at = least(expires_at, "
+                             "clock_timestamp()) WHERE holder = %s", (RESERVED,))
+
+    def do_registry_freeze(self, op):
+        """The registry stalled: SIGSTOP its postmaster and all its children,
+        so that calls in flight and new connections hang, as on a paused VM.
+        Its holders' node ids then are what it must give back."""
+        cl = self.registry()
+        if cl is None or not cl.running or self.registry_frozen is not None:
+            return False
+        pm = cl.postmaster_pid()
+        if pm is None:
+            return False
+        held = {}
+        for c in self.lessees():
+            lease = self.lease_of(c)
+            if lease and lease[1] == "held":
+                held[c] = lease[0]
+        pids = [pm] + cl.children(pm)
+        self.registry_frozen = (pids, held, self.step)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+
+    def do_registry_thaw(self, op):
+        """SIGCONT the stalled registry.  Every server that held a node id
+        when it stalled holds the same one again within op's wait_s, on its
+        own (the registry extends the leases that ran out while it answered
+        nothing, for their holders); a server that waited meanwhile leases
+        one if any is free (the summary counts whether it did)."""
+        if self.registry_frozen is None:
+            return False
+        held, step = self.wake_registry()
+        deadline = time.time() + op["wait_s"]
+        for c in self.lessees():
+            lease = self.wait_lease(c, max(0.0, deadline - time.time()))
+            now = (lease[0], lease[1]) if lease else None
+            if c in held and now != (held[c], "held"):
+                raise Violation("lease changed", None, "%s held node id %d when the registry stalled at"
+                                " step %d, and %s %d s after it woke at step %d"
+                                % (c, held[c], step, "node id %s %s" % now if now else "no lease",
+                                   op["wait_s"], self.step))
+            if c not in held:
+                self.refusals["registry_stall drill: a server that waited %s" % (
+                    "leased a node id" if now and now[1] == "held" else "leased none")] += 1
+
+    def wake_registry(self):
+        """SIGCONT the stalled registry; returns whom it saw holding what,
+        and the step it stalled at."""
+        pids, held, step = self.registry_frozen
+        self.registry_frozen = None
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        return held, step
+
+    def do_registry_dump(self, op):
+        """pg_dump of the registry's database; the commits after it are
+        those a restore loses."""
+        cl = self.registry()
+        if cl is None or not cl.running:
+            return False
+        path = os.path.join(cl.dir, "registry.dump")
+        as_user([self.pg.tool("pg_dump"), "-Fc", "-f", path, "-h", cl.dir, "-p", "5432",
+                 "-U", "postgres", "postgres"])
+        self.registry_dump = path
+
+    def do_registry_restore(self, op):
+        """The registry replaced by a new cluster (initdb: another system
+        identifier) at its address, its last dump restored in one
+        transaction (so that no lease call sees the extension without its
+        rows).  It fences itself: holders whose tokens it has renew, one
+        whose lease it lost is refused (lost), and every next holder starts
+        above its clock plus a lease and a minute.  Waits up to op's wait_s
+        for the holders to be held or lost; the summary counts which."""
+        cl = self.registry()
+        if cl is None or not cl.running or self.registry_dump is None:
+            return False
+        held = [c for c in self.lessees() if (self.lease_of(c) or (None, None))[1] == "held"]
+        cl.stop("fast")
+        shutil.rmtree(cl.data)
+        cl.create_fresh()
+        cl.write_settings({"node_id": 0})
+        cl.start()
+        as_user([self.pg.tool("pg_restore"), "--single-transaction", "--exit-on-error", "-h", cl.dir,
+                 "-p", "5432", "-U", "postgres", "-d", "postgres", self.registry_dump])
+        deadline = time.time() + op["wait_s"]
+        states = {}
+        while held and time.time() < deadline:
+            states = {c: (self.lease_of(c) or (None, None))[1] for c in held if self.live(c)}
+            if all(state in ("held", "lost") for state in states.values()):
+                break
+            time.sleep(0.1)
+        for c, state in sorted(states.items()):
+            self.refusals["registry_restore drill: a holder %s" % (
+                "renewed" if state == "held" else "lost its node id" if state == "lost"
+                else "was %s" % state)] += 1
 
     def do_freeze(self, op):
         """SIGSTOP the postmaster and all its children, or the lease worker alone."""
@@ -1137,6 +1248,8 @@ class World:
             self.refusals["%s %s" % (code, normalize(msg))] += 1
 
     def close(self):
+        if self.registry_frozen is not None:
+            self.wake_registry()
         for c in list(self.frozen):
             self.do_thaw({"c": c})
         for s in list(self.receivers):
