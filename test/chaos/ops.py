@@ -59,9 +59,10 @@ LATER_DRILLS = ["full", "lost_hwm", "move"]
 # Those of node id leases (issue #31), after those.
 LEASE_DRILLS = ["outage", "frozen", "clone"]
 # The registry failing (issue #39), after all the others, in this order: a
-# restore leaves every server that leases anew refusing for a minute, and
+# failover or a restore leaves every server that leases anew refusing for a
+# minute, and
 # their place keeps every earlier drill where it was for every seed.
-REGISTRY_DRILLS = ["registry_stall", "registry_restore"]
+REGISTRY_DRILLS = ["registry_stall", "registry_failover", "registry_restore"]
 ALL_DRILLS = DRILLS + LATER_DRILLS + LEASE_DRILLS + REGISTRY_DRILLS
 NARROW = len(FAMILIES) - 1      # the family whose node field holds node ids 0 and 1
 WIDTH_TWINS = [0, 1]            # families alike but for their widths, without a worker field
@@ -832,6 +833,14 @@ class Model:
         self.queue += ops[1:]
         return ops[0]
 
+    def drill_registry_failover(self):
+        """A streaming standby of the registry, synchronous or not, promoted
+        in its place after it is killed; a holder restarted before (its
+        release and new lease are, asynchronously, the commits lost: the
+        registry's walsender is stopped first).  On its new timeline the
+        registry fences itself (registry_restore's checks)."""
+        return self.lost_commits({"op": "registry_failover", "sync": self.r.random() < 0.5})
+
     def drill_registry_restore(self):
         """The registry's last dump restored into a new cluster at its
         address, after a holder restarted (its release and new lease are
@@ -839,14 +848,26 @@ class Model:
         renew and generate, the restarted one is refused its renewal and
         generates no more; restarted again, it leases anew above the
         fence's floor (a lease and a minute ahead: refused meanwhile)."""
+        return self.lost_commits({"op": "registry_restore"})
+
+    def lost_commits(self, loss):
+        """A holder restarted after the registry's dump or behind its
+        asynchronous standby's back, then the loss (loss: the op that
+        replaces the registry); bursts before and after, and the holder
+        restarted again."""
         servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
         if not servers:
             return None
         c = self.r.choice(servers)
         restart = {"op": "restart", "c": c, "mode": "fast", "set": dict(self.clusters[c]["set"])}
-        ops = [{"op": "registry_dump"}, restart, self.lease_bursts(servers),
-               {"op": "registry_restore", "wait_s": 2 * LEASE_S}, self.lease_bursts(servers),
-               copy.deepcopy(restart), self.lease_bursts(servers)]
+        if loss["op"] == "registry_restore":
+            ops = [{"op": "registry_dump"}]
+        else:
+            ops = [{"op": "registry_standby", "sync": loss["sync"]}, self.lease_bursts(servers)]
+            if not loss["sync"]:
+                ops.append({"op": "registry_cut"})
+        ops += [restart, self.lease_bursts(servers), dict(loss, wait_s=2 * LEASE_S),
+                self.lease_bursts(servers), copy.deepcopy(restart), self.lease_bursts(servers)]
         self.queue += ops[1:]
         return ops[0]
 
@@ -1156,3 +1177,4 @@ class Model:
     apply_registry_stop = apply_registry_start = apply_reserve = apply_unreserve = apply_burst
     apply_freeze = apply_thaw = apply_burst
     apply_registry_freeze = apply_registry_thaw = apply_registry_dump = apply_registry_restore = apply_burst
+    apply_registry_standby = apply_registry_cut = apply_registry_failover = apply_burst

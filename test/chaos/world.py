@@ -38,11 +38,13 @@ LOST = "connection lost"
 # Ops after which every outbox poller polls: those that restart a server,
 # step its clock or promote one (and bursts with a SIGKILL).
 POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update", "pause",
-              "lose_hwm", "resume", "registry_start", "thaw", "registry_thaw", "registry_restore"}
+              "lose_hwm", "resume", "registry_start", "thaw", "registry_thaw", "registry_restore",
+              "registry_failover"}
 # Ops after which no two servers may hold one node id.
 LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "unreserve",
-                     "registry_thaw", "registry_restore"}
+                     "registry_thaw", "registry_restore", "registry_failover"}
 REGISTRY = "REG"            # the registry's cluster: it generates nothing
+REGISTRY_STANDBY = "REGS"   # its standby, until it is promoted into its place
 RESERVED = "chaos: reserved"    # the holder of node ids the registry must not hand out
 # A registry's row for node ids no leasing server may get, whatever their
 # lease says: those set by hand, and while a holder is frozen, the free
@@ -429,6 +431,80 @@ class World:
                 pass
         return held, step
 
+    def do_registry_standby(self, op):
+        """A streaming standby of the registry (REGISTRY_STANDBY),
+        synchronous or not, in a directory of its own."""
+        cl = self.registry()
+        if cl is None or not cl.running or REGISTRY_STANDBY in self.clusters:
+            return False
+        sb = Cluster(self.pg, self.root, REGISTRY_STANDBY)
+        sb.create_standby(cl)
+        sb.write_settings(cl.settings)
+        self.clusters[REGISTRY_STANDBY] = sb
+        self.role[REGISTRY_STANDBY] = "registry standby"
+        sb.start()
+        if op["sync"]:
+            cl.write_settings(dict(cl.settings, synchronous_standby_names=REGISTRY_STANDBY))
+            cl.reload()
+            self.wait_sync(cl, REGISTRY_STANDBY)
+
+    def do_registry_cut(self, op):
+        """The registry's walsenders stopped (SIGSTOP): what it commits from
+        now on never reaches its asynchronous standby, which a failover
+        then loses."""
+        cl = self.registry()
+        if cl is None or not cl.running or REGISTRY_STANDBY not in self.clusters:
+            return False
+        pm = cl.postmaster_pid()
+        pids = [p for p in cl.children(pm) if "walsender" in cmdline(p)] if pm else []
+        if not pids:
+            return False
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+
+    def do_registry_failover(self, op):
+        """The registry killed (SIGKILL of all its processes), its standby
+        promoted and moved into its place (its address: the leasing
+        servers' conninfo reaches it).  On a new timeline it fences itself:
+        holders whose tokens it has renew, those it lost are refused.
+        Waits up to op's wait_s for the holders to be held or lost; the
+        summary counts which."""
+        cl = self.registry()
+        sb = self.clusters.get(REGISTRY_STANDBY)
+        if cl is None or not cl.running or sb is None or not sb.running:
+            return False
+        held = self.holders()
+        cl.kill_postmaster()
+        sb.promote()
+        sb.stop("fast")
+        self.check_log(REGISTRY_STANDBY)
+        del self.clusters[REGISTRY_STANDBY]
+        cl.take_place(sb)
+        cl.write_settings({k: v for k, v in cl.settings.items() if k != "synchronous_standby_names"})
+        cl.start()
+        self.settle(held, op["wait_s"], "registry_failover drill (%s)"
+                    % ("synchronous" if op["sync"] else "asynchronous"))
+
+    def holders(self):
+        """The live leasing servers that hold a node id now."""
+        return [c for c in self.lessees() if (self.lease_of(c) or (None, None))[1] == "held"]
+
+    def settle(self, held, wait_s, drill):
+        """Waits up to wait_s for every one of held, after the registry lost
+        commits, to hold its node id again or to have lost it; the summary
+        counts which."""
+        deadline = time.time() + wait_s
+        states = {}
+        while held and time.time() < deadline:
+            states = {c: (self.lease_of(c) or (None, None))[1] for c in held if self.live(c)}
+            if all(state in ("held", "lost") for state in states.values()):
+                break
+            time.sleep(0.1)
+        for c, state in sorted(states.items()):
+            self.refusals["%s: a holder %s" % (drill, "renewed" if state == "held" else
+                                                 "lost its node id" if state == "lost"
+                                                 else "was %s" % state)] += 1
+
     def do_registry_dump(self, op):
         """pg_dump of the registry's database; the commits after it are
         those a restore loses."""
@@ -451,7 +527,7 @@ class World:
         cl = self.registry()
         if cl is None or not cl.running or self.registry_dump is None:
             return False
-        held = [c for c in self.lessees() if (self.lease_of(c) or (None, None))[1] == "held"]
+        held = self.holders()
         cl.stop("fast")
         shutil.rmtree(cl.data)
         cl.create_fresh()
@@ -459,17 +535,7 @@ class World:
         cl.start()
         as_user([self.pg.tool("pg_restore"), "--single-transaction", "--exit-on-error", "-h", cl.dir,
                  "-p", "5432", "-U", "postgres", "-d", "postgres", self.registry_dump])
-        deadline = time.time() + op["wait_s"]
-        states = {}
-        while held and time.time() < deadline:
-            states = {c: (self.lease_of(c) or (None, None))[1] for c in held if self.live(c)}
-            if all(state in ("held", "lost") for state in states.values()):
-                break
-            time.sleep(0.1)
-        for c, state in sorted(states.items()):
-            self.refusals["registry_restore drill: a holder %s" % (
-                "renewed" if state == "held" else "lost its node id" if state == "lost"
-                else "was %s" % state)] += 1
+        self.settle(held, op["wait_s"], "registry_restore drill")
 
     def do_freeze(self, op):
         """SIGSTOP the postmaster and all its children, or the lease worker alone."""
