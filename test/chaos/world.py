@@ -384,11 +384,8 @@ class World:
         pm = cl.postmaster_pid()
         if pm is None:
             return False
-        held = {}
-        for c in self.lessees():
-            lease = self.lease_of(c)
-            if lease and lease[1] == "held":
-                held[c] = lease[0]
+        leases = {c: self.lease_of(c) for c in self.lessees()}
+        held = {c: lease[0] for c, lease in leases.items() if lease and lease[1] == "held"}
         pids = [pm] + cl.children(pm)
         self.registry_frozen = (pids, held, self.step)
         for pid in pids:
