@@ -482,19 +482,33 @@ class World:
         self.settle(held, op["wait_s"], "registry_failover drill (%s)"
                     % ("synchronous" if op["sync"] else "asynchronous"))
 
+    def renewal_of(self, c):
+        """(state, valid_until) of c's lease; None when it cannot be read."""
+        try:
+            rows = self.clusters[c].query("postgres", "SELECT state, valid_until FROM idgen_node_lease")
+        except psycopg2.Error:
+            return None
+        return tuple(rows[0]) if rows else None
+
     def holders(self):
         """The live leasing servers that hold a node id now."""
         return [c for c in self.lessees() if (self.lease_of(c) or (None, None))[1] == "held"]
 
     def settle(self, held, wait_s, drill):
         """Waits up to wait_s for every one of held, after the registry lost
-        commits, to hold its node id again or to have lost it; the summary
-        counts which."""
+        commits, to have renewed its lease with it since (its valid_until
+        moved) or to have lost it: until then a holder whose lease it lost
+        still shows it held, and restarted, could not get that node id
+        back (the registry has it held by its token of before).  The
+        summary counts which."""
+        before = {c: self.renewal_of(c) for c in held}
         deadline = time.time() + wait_s
         states = {}
         while held and time.time() < deadline:
-            states = {c: (self.lease_of(c) or (None, None))[1] for c in held if self.live(c)}
-            if all(state in ("held", "lost") for state in states.values()):
+            now = {c: self.renewal_of(c) for c in held if self.live(c)}
+            states = {c: r[0] if r else None for c, r in now.items()}
+            if all(r is None or r[0] == "lost" or r[0] == "held" and r != before[c]
+                   for c, r in now.items()):
                 break
             time.sleep(0.1)
         for c, state in sorted(states.items()):
