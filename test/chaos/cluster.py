@@ -114,6 +114,21 @@ class Cluster:
         with open(conf, "w") as f:
             f.write(text)
 
+    def take_place(self, other):
+        """other's data directory (a promoted standby, stopped) moved into
+        this cluster's place, this one's gone: it starts at this one's
+        address (a failover behind one name, as a DNS name or a virtual IP
+        moved to the new primary gives)."""
+        shutil.rmtree(self.data)
+        shutil.move(other.data, self.data)
+        conf = os.path.join(self.data, "postgresql.conf")
+        with open(conf) as f:
+            text = f.read()
+        text = re.sub(r"unix_socket_directories = .*", "unix_socket_directories = '%s'" % self.dir, text)
+        text = re.sub(r"cluster_name = .*", "cluster_name = '%s'" % self.name, text)
+        with open(conf, "w") as f:
+            f.write(text)
+
     def write_settings(self, settings):
         self.settings = dict(settings)
         lines = ["idgen.%s = '%s'" % (k, v) for k, v in sorted(settings.items())

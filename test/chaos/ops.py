@@ -58,7 +58,12 @@ DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_
 LATER_DRILLS = ["full", "lost_hwm", "move"]
 # Those of node id leases (issue #31), after those.
 LEASE_DRILLS = ["outage", "frozen", "clone"]
-ALL_DRILLS = DRILLS + LATER_DRILLS + LEASE_DRILLS
+# The registry failing (issue #39), after all the others, in this order: a
+# failover or a restore leaves every server that leases anew refusing for a
+# minute, and
+# their place keeps every earlier drill where it was for every seed.
+REGISTRY_DRILLS = ["registry_stall", "registry_failover", "registry_restore"]
+ALL_DRILLS = DRILLS + LATER_DRILLS + LEASE_DRILLS + REGISTRY_DRILLS
 NARROW = len(FAMILIES) - 1      # the family whose node field holds node ids 0 and 1
 WIDTH_TWINS = [0, 1]            # families alike but for their widths, without a worker field
 # A standby's clock: often right, sometimes behind its primary's.
@@ -129,6 +134,7 @@ class Model:
         # the lease drills among those
         for kind in LEASE_DRILLS:
             self.drills.insert(self.r.randint(len(DRILLS), len(self.drills)), kind)
+        self.drills += REGISTRY_DRILLS
         self.drill_at = self.r.randint(6, 12)
 
     # -- the first ops: two servers, two databases on one, one on the other,
@@ -168,7 +174,7 @@ class Model:
                     op = self.choose_promote()      # the standby there is in the way
                 elif kind == "refused":
                     op = self.make_wide()
-                elif kind in LEASE_DRILLS:
+                elif kind in LEASE_DRILLS + REGISTRY_DRILLS:
                     op = self.make_leasing()
                 elif kind != "failover" and self.quiet_primary() is None:
                     op = self.make_quiet()
@@ -805,6 +811,66 @@ class Model:
         self.queue += ops[1:]
         return ops[0]
 
+    def drill_registry_stall(self):
+        """The registry stalled (SIGSTOP) past a lease while a new leasing
+        server waits for a node id and the holders generate: within their
+        fence, then past it (refused); woken, every holder holds its node
+        id again on its own and the new server leases a free one."""
+        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
+        leasing = [c for c in self.clusters if self.leasing(c)]
+        # one node id of LEASE_POOL stays free for the new server
+        if not servers or len(self.clusters) >= MAX_CLUSTERS or len(leasing) >= len(LEASE_POOL) - 1:
+            return None
+        n = self.new_name("N")
+        waited = self.burst_new_db(n, "db1")
+        ops = [{"op": "registry_freeze"},
+               {"op": "cluster", "c": n, "set": self.lease_settings(), "wait_lease": 0, "dbs": ["db1"]},
+               self.lease_bursts(servers),
+               {"op": "pause", "ms": LEASE_S * 1000 + self.r.choice([1000, 2000])},
+               self.lease_bursts(servers),
+               {"op": "registry_thaw", "wait_s": 3 * LEASE_S},
+               dict(waited, clients=self.lease_bursts(servers)["clients"] + waited["clients"])]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_registry_failover(self):
+        """A streaming standby of the registry, synchronous or not, promoted
+        in its place after it is killed; a holder restarted before (its
+        release and new lease are, asynchronously, the commits lost: the
+        registry's walsender is stopped first).  On its new timeline the
+        registry fences itself (registry_restore's checks)."""
+        return self.lost_commits({"op": "registry_failover", "sync": self.r.random() < 0.5})
+
+    def drill_registry_restore(self):
+        """The registry's last dump restored into a new cluster at its
+        address, after a holder restarted (its release and new lease are
+        the commits lost): the registry fences itself; the other holders
+        renew and generate, the restarted one is refused its renewal and
+        generates no more; restarted again, it leases anew above the
+        fence's floor (a lease and a minute ahead: refused meanwhile)."""
+        return self.lost_commits({"op": "registry_restore"})
+
+    def lost_commits(self, loss):
+        """A holder restarted after the registry's dump or behind its
+        asynchronous standby's back, then the loss (loss: the op that
+        replaces the registry); bursts before and after, and the holder
+        restarted again."""
+        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
+        if not servers:
+            return None
+        c = self.r.choice(servers)
+        restart = {"op": "restart", "c": c, "mode": "fast", "set": dict(self.clusters[c]["set"])}
+        if loss["op"] == "registry_restore":
+            ops = [{"op": "registry_dump"}]
+        else:
+            ops = [{"op": "registry_standby", "sync": loss["sync"]}, self.lease_bursts(servers)]
+            if not loss["sync"]:
+                ops.append({"op": "registry_cut"})
+        ops += [restart, self.lease_bursts(servers), dict(loss, wait_s=2 * LEASE_S),
+                self.lease_bursts(servers), copy.deepcopy(restart), self.lease_bursts(servers)]
+        self.queue += ops[1:]
+        return ops[0]
+
     def lease_standby(self, c, b, rng):
         """Server b: a streaming standby of holder c (synchronous or not),
         its clock 4.5 or 6 s behind c's, outbox rows on c, the standby
@@ -1110,3 +1176,5 @@ class Model:
     apply_pause = apply_resume = apply_standby_restart = apply_receiver = apply_burst
     apply_registry_stop = apply_registry_start = apply_reserve = apply_unreserve = apply_burst
     apply_freeze = apply_thaw = apply_burst
+    apply_registry_freeze = apply_registry_thaw = apply_registry_dump = apply_registry_restore = apply_burst
+    apply_registry_standby = apply_registry_cut = apply_registry_failover = apply_burst

@@ -188,10 +188,10 @@ class Pollers(unittest.TestCase):
 class Drills(unittest.TestCase):
     """Whatever the seed, a short run reaches every drill early."""
 
-    def test_every_drill_in_the_first_120_ops(self):
+    def test_every_drill_in_the_first_160_ops(self):
         for seed in range(30):
             model = Model(random.Random(seed), 4)
-            seen = {model.next_op().get("drill") for _ in range(120)}
+            seen = {model.next_op().get("drill") for _ in range(160)}
             self.assertEqual(set(ALL_DRILLS) - seen, set(), "seed %d" % seed)
 
 
