@@ -337,12 +337,14 @@ class Model:
 
     def cut_off_burst(self, c):
         """Bare calls on c while its synchronous standby is cut off: they
-        wait for marks it never confirms, and give up after 1.5 s."""
+        wait for marks it never confirms, and give up after 1 s; the calls
+        after the first find the mark the first raised, written here and
+        never confirmed."""
         burst = self.burst_on(c, c)
         if burst:
             for client in burst["clients"]:
-                client["timeout_ms"] = 1500
-                client["calls"] = client["calls"][:2]
+                client["timeout_ms"] = 1000
+                client["calls"] = [["next", None, 1, 300]] * 3 + client["calls"][1:3]
         return burst
 
     def standby_settings(self, c):
@@ -413,10 +415,9 @@ class Model:
                self.standby_restart(s) if self.r.random() < 0.5 else None,
                # idle while the poller polls: the horizon passes the marks
                {"op": "pause", "ms": 2000}]
-        if self.r.random() < 0.5:
-            # the standby cut off while sessions take IDs, the primary dying
-            # before it is back: IDs handed out must be below its marks
-            ops += [{"op": "receiver", "s": s, "stop": True}, self.cut_off_burst(p)]
+        # the standby cut off while sessions take IDs, the primary dying
+        # before it is back: IDs handed out must be below its marks
+        ops += [{"op": "receiver", "s": s, "stop": True}, self.cut_off_burst(p)]
         ops += [{"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
                 self.outbox_in(s, db)]
         self.queue += [op for op in ops if op]
