@@ -416,8 +416,12 @@ class Model:
                # idle while the poller polls: the horizon passes the marks
                {"op": "pause", "ms": 2000}]
         # the standby cut off while sessions take IDs, the primary dying
-        # before it is back: IDs handed out must be below its marks
-        ops += [{"op": "receiver", "s": s, "stop": True}, self.cut_off_burst(p)]
+        # before it is back: IDs handed out must be below its marks; idle
+        # first (no poll: the horizon would wait for it) until the clock is
+        # past the marks it confirmed
+        ops += [{"op": "receiver", "s": s, "stop": True},
+                {"op": "pause", "ms": ahead["max_lead_ms"] + 1500, "poll": False},
+                self.cut_off_burst(p)]
         ops += [{"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
                 self.outbox_in(s, db)]
         self.queue += [op for op in ops if op]
