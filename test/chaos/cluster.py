@@ -106,6 +106,11 @@ class Cluster:
         starts as a primary of its own."""
         as_user([self.pg.tool("pg_basebackup"), "-D", self.data] + ([] if clone else ["-R"]) +
                 ["-X", "stream", "-c", "fast", "-h", primary.dir, "-p", "5432", "-U", "postgres"])
+        self.own_address()
+
+    def own_address(self):
+        """A copied data directory's settings made this cluster's: its
+        socket directory and its name."""
         conf = os.path.join(self.data, "postgresql.conf")
         with open(conf) as f:
             text = f.read()
@@ -121,13 +126,7 @@ class Cluster:
         moved to the new primary gives)."""
         shutil.rmtree(self.data)
         shutil.move(other.data, self.data)
-        conf = os.path.join(self.data, "postgresql.conf")
-        with open(conf) as f:
-            text = f.read()
-        text = re.sub(r"unix_socket_directories = .*", "unix_socket_directories = '%s'" % self.dir, text)
-        text = re.sub(r"cluster_name = .*", "cluster_name = '%s'" % self.name, text)
-        with open(conf, "w") as f:
-            f.write(text)
+        self.own_address()
 
     def write_settings(self, settings):
         self.settings = dict(settings)
