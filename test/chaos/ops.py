@@ -403,18 +403,22 @@ class Model:
         s = self.new_name("S")
         # The standby copies these, but for its clock, 1.5 or 3 s behind: the
         # promoted standby starts far below the primary's last IDs and
-        # horizons, which it must ride out (at most 4 + 3 + 1 s) within the
-        # limit, the pause and the promotion included.
-        ahead = dict(self.clusters[p]["set"], max_clock_regression_ms=10000,
-                     clock_offset_ms=self.r.choice([3000, 4000]))
+        # horizons, which it must ride out (at most 14 + 3 + 1 s) within the
+        # limit.  Far enough ahead that its clock is still behind them after
+        # the drill's pauses: only its marks keep it above.
+        ahead = dict(self.clusters[p]["set"], max_clock_regression_ms=30000,
+                     clock_offset_ms=self.r.choice([12000, 14000]))
         # A standby is a server restarted with other settings when it is
         # promoted: now and then its epoch or node_bits differ.
         ops = [{"op": "standby", "c": p, "s": s, "sync": True, "node_id": None,
                 "offset": self.r.choice([-1500, -3000]), "set": self.standby_settings(p)},
                self.burst_on(p, p), self.outbox_in(p, db),
-               self.standby_restart(s) if self.r.random() < 0.5 else None,
                # idle while the poller polls: the horizon passes the marks
-               {"op": "pause", "ms": 2000}]
+               {"op": "pause", "ms": 2000},
+               # most often restarted or crashed then, after a restartpoint:
+               # no mark reaches it after that, so those it replayed before
+               # must outlive the restart
+               self.standby_restart(s) if self.r.random() < 0.7 else None]
         # the standby cut off while sessions take IDs, the primary dying
         # before it is back: IDs handed out must be below its marks; idle
         # first (no poll: the horizon would wait for it) until the clock is
