@@ -468,8 +468,15 @@ sub freeze_leader
 	my $woken = @handed;
 	wake($second, @stopped);
 	client_for(5);
-	my $late = grep { $_->[2] == $pg_port{$second} } @handed[ $woken .. $#handed ];
-	is($late, 0, "$name: $second, woken after its lease ran out, hands out nothing");
+	my @after = @handed[ $woken .. $#handed ];
+	my $late = grep { $_->[2] == $pg_port{$second} } @after;
+	my $others = grep { $_->[2] != $pg_port{$second} } @after;
+	# Its lease ran out, but a registry that heard from no holder for longer
+	# than half a lease extends such a lease once, as after its own outage
+	# (docs/node-ids.md): the woken leader may come back with its node id,
+	# if no member took it meanwhile, and then no other member makes IDs.
+	ok($late == 0 || $others == 0,
+		"$name: $second, woken after its lease ran out, makes IDs only while no other member does ($late and $others)");
 	note("$name: leases on the registry: "
 	  . $registry->safe_psql('postgres', q(SELECT string_agg(format('%s %s held=%s', node_id, holder, held), '; ' ORDER BY node_id) FROM idgen_leases)));
 	return;
