@@ -12,7 +12,6 @@
 # row, as 1.5 made it, repeats N's IDs.
 use strict;
 use warnings;
-use Cwd;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
@@ -41,17 +40,7 @@ $old->backup_fs_cold('cold');
 my $new = PostgreSQL::Test::Cluster->new('upgraded');
 $new->init;
 $new->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\n$conf");
-my $cwd = getcwd();
-chdir($new->basedir) or die $!;
-$new->command_ok(
-	[
-		'pg_upgrade', '--no-sync',
-		'-d', $old->data_dir, '-D', $new->data_dir,
-		'-b', $old->config_data('--bindir'), '-B', $new->config_data('--bindir'),
-		'-s', $new->host, '-p', $old->port, '-P', $new->port
-	],
-	'pg_upgrade');
-chdir($cwd) or die $!;
+pg_upgrade_into($old, $new, 'pg_upgrade');
 system('cp', $old->data_dir . '/idgen_hwm', $new->data_dir . '/idgen_hwm') == 0 or die 'cp';
 $new->start;
 my $new_sys = system_identifier($new);
@@ -83,13 +72,8 @@ $new->stop;
 sub repeats
 {
 	my ($node, $db) = @_;
-	my ($ret, $out, $err) = $node->psql($db, qq(
-		SELECT set_config('idgen.clock_offset_ms',
-			($first_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);
-		SELECT count(*) FROM (SELECT idgen_next() AS id FROM generate_series(1, 200000)) n
-		JOIN ids USING (id)));
-	my @lines = split /\n/, $out;
-	return ($lines[-1] // '', $err);
+	my (undef, $repeated, $err) = repeats_at($node, $db, $first_ms);
+	return ($repeated, $err);
 }
 
 sub restore_into

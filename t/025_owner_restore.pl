@@ -60,13 +60,8 @@ sub owner_restore
 sub repeats
 {
 	my ($node) = @_;
-	my ($ret, $out, $err) = $node->psql('app', qq(
-		SELECT set_config('idgen.clock_offset_ms',
-			($first_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);
-		SELECT count(*) FROM (SELECT idgen_next() AS id FROM generate_series(1, 200000)) n
-		JOIN ids USING (id)));
-	my @lines = split /\n/, $out;
-	return ($lines[-1] // '', $err);
+	my (undef, $repeated, $err) = repeats_at($node, 'app', $first_ms);
+	return ($repeated, $err);
 }
 
 my ($node, $stderr) = owner_restore('owned');

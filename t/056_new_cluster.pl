@@ -9,7 +9,6 @@
 # deleted, as if nothing said where the IDs came from, repeats them.
 use strict;
 use warnings;
-use Cwd;
 use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
@@ -38,13 +37,7 @@ $old->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $old->connstr('postgres'
 sub again_at_old_time
 {
 	my ($node, $db) = @_;
-	my ($ret, $out, $err) = $node->psql($db, qq(
-		SELECT set_config('idgen.clock_offset_ms',
-			($first_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);
-		SELECT count(*) FROM (SELECT idgen_next() AS id FROM generate_series(1, 200000)) n
-		JOIN ids USING (id)));
-	my @lines = split /\n/, $out;
-	return ($ret, $lines[-1] // '', $err);
+	return repeats_at($node, $db, $first_ms);
 }
 
 sub refuses
@@ -62,17 +55,7 @@ my $new = PostgreSQL::Test::Cluster->new('upgraded');
 $new->init;
 $new->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\n$conf");
 $old->stop;
-my $cwd = getcwd();
-chdir($new->basedir) or die $!;
-$new->command_ok(
-	[
-		'pg_upgrade', '--no-sync',
-		'-d', $old->data_dir, '-D', $new->data_dir,
-		'-b', $old->config_data('--bindir'), '-B', $new->config_data('--bindir'),
-		'-s', $new->host, '-p', $old->port, '-P', $new->port
-	],
-	'pg_upgrade into a new cluster');
-chdir($cwd) or die $!;
+pg_upgrade_into($old, $new, 'pg_upgrade into a new cluster');
 $new->start;
 my $err = refuses($new, 'postgres', 'after pg_upgrade');
 like($err, qr/HINT:  Stop this server and copy "idgen_hwm" from the data directory of the cluster with system identifier $old_sys /,

@@ -9,12 +9,13 @@ use warnings;
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use Test::More ();
+use Cwd ();
 use IPC::Run;
 use PostgreSQL::Test::Utils ();
 
 our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo out_of_order
 	find_tool start_daemon stop_daemons give_up test_extra require_test_extra node_from_backup
-	start_clients finish_clients clients_ok ids_unique burst);
+	start_clients finish_clients clients_ok ids_unique burst pg_upgrade_into repeats_at);
 
 # Whether IDGEN_TEST_EXTRA, a space-separated list of words as core's
 # PG_TEST_EXTRA, includes the word: "integration" for tests that drive
@@ -287,6 +288,42 @@ END
 {
 	local $?;
 	stop_daemons() if @daemons;
+}
+
+
+# pg_upgrade of the stopped cluster $old into the new, stopped cluster $new,
+# as PostgreSQL's documentation says, from $new's directory; $what names the
+# check.
+sub pg_upgrade_into
+{
+	my ($old, $new, $what) = @_;
+	my $cwd = Cwd::getcwd();
+	chdir($new->basedir) or die $!;
+	$new->command_ok(
+		[
+			'pg_upgrade', '--no-sync',
+			'-d', $old->data_dir, '-D', $new->data_dir,
+			'-b', $old->config_data('--bindir'), '-B', $new->config_data('--bindir'),
+			'-s', $new->host, '-p', $old->port, '-P', $new->port
+		],
+		$what);
+	chdir($cwd) or die $!;
+	return;
+}
+
+# 200,000 IDs from $node's database $db with its clock at $first_ms, the old
+# IDs' first millisecond: returns psql's status, how many of them the table
+# ids holds (IDs issued again), and its standard error.
+sub repeats_at
+{
+	my ($node, $db, $first_ms) = @_;
+	my ($ret, $out, $err) = $node->psql($db, qq(
+		SELECT set_config('idgen.clock_offset_ms',
+			($first_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);
+		SELECT count(*) FROM (SELECT idgen_next() AS id FROM generate_series(1, 200000)) n
+		JOIN ids USING (id)));
+	my @lines = split /\n/, $out;
+	return ($ret, $lines[-1] // '', $err);
 }
 
 1;
