@@ -4,52 +4,52 @@
 MODULE_big = idgen
 OBJS = \
 	$(WIN32RES) \
-	src/capacity.o \
-	src/clock.o \
-	src/clone.o \
-	src/compat.o \
-	src/conninfo.o \
-	src/constraint.o \
-	src/decode.o \
-	src/durable.o \
-	src/encode.o \
-	src/generator.o \
-	src/horizon.o \
-	src/horizon_file.o \
-	src/horizon_sql.o \
-	src/hwm.o \
-	src/hwm_file.o \
-	src/hwm_load.o \
-	src/hwm_reserve.o \
-	src/hwm_writer.o \
-	src/hwm_xlog.o \
+	src/base/clock.o \
+	src/base/compat.o \
+	src/base/conninfo.o \
+	src/base/durable.o \
+	src/base/layout.o \
+	src/base/layout_table.o \
+	src/base/random.o \
+	src/base/settings.o \
+	src/defs/constraint.o \
+	src/defs/layout_defs.o \
+	src/defs/layout_defs_change.o \
+	src/defs/layouts_view.o \
+	src/defs/restore.o \
+	src/gen/generator.o \
+	src/gen/layout_gen.o \
+	src/gen/plan.o \
+	src/gen/registry.o \
+	src/gen/stats.o \
+	src/gen/step.o \
+	src/horizon/horizon.o \
+	src/horizon/horizon_file.o \
+	src/horizon/horizon_sql.o \
 	src/idgen.o \
-	src/layout.o \
-	src/layout_defs.o \
-	src/layout_defs_change.o \
-	src/layout_gen.o \
-	src/layout_table.o \
-	src/layouts_view.o \
-	src/lease.o \
-	src/lease_conn.o \
-	src/lease_state.o \
-	src/lease_token.o \
-	src/lease_worker.o \
-	src/next.o \
-	src/objectid.o \
-	src/plan.o \
-	src/random.o \
-	src/provenance.o \
-	src/provenance_table.o \
-	src/provenance_trigger.o \
-	src/registry.o \
-	src/restore.o \
+	src/lease/lease.o \
+	src/lease/lease_conn.o \
+	src/lease/lease_state.o \
+	src/lease/lease_token.o \
+	src/lease/lease_worker.o \
+	src/marks/hwm.o \
+	src/marks/hwm_file.o \
+	src/marks/hwm_load.o \
+	src/marks/hwm_reserve.o \
+	src/marks/hwm_writer.o \
+	src/marks/hwm_xlog.o \
+	src/provenance/clone.o \
+	src/provenance/provenance.o \
+	src/provenance/provenance_table.o \
+	src/provenance/provenance_trigger.o \
 	src/rmgr.o \
-	src/settings.o \
-	src/stats.o \
-	src/step.o \
-	src/uuidv7.o \
-	src/workers_view.o
+	src/sql/capacity.o \
+	src/sql/decode.o \
+	src/sql/encode.o \
+	src/sql/next.o \
+	src/sql/objectid.o \
+	src/sql/uuidv7.o \
+	src/sql/workers_view.o
 
 EXTENSION = idgen
 # The version, as idgen.control gives it: the install script's name, and
@@ -73,11 +73,14 @@ ISOLATION_OPTS = --inputdir=test --temp-instance=./tmp_check_iso --temp-config=t
 # default) adds the tests of real clients and other systems, and the slow ones.
 TAP_TESTS = 1
 
-# Node id leases (src/lease_conn.c) talk to the registry with libpq, as
+# Node id leases (src/lease/lease_conn.c) talk to the registry with libpq, as
 # contrib/dblink and postgres_fdw do.
 PG_CPPFLAGS += -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
 
+# src/ has a folder per module; a file names another folder's header by
+# its path from src/ ("marks/hwm.h").
+PG_CPPFLAGS += -I$(srcdir)/src
 PG_CPPFLAGS += -DIDGEN_VERSION='"$(IDGEN_VERSION)"'
 # The custom WAL resource manager id (src/rmgr.c); WAL written with one id
 # is replayed only by a build with the same id.
@@ -97,7 +100,7 @@ PG_PROVE_FLAGS += -j$(IDGEN_TAP_JOBS)
 
 # PGXS tracks no header dependencies unless the server was configured with
 # --enable-depend; rebuild everything when a header changes.
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*.h src/*/*.h)
 
 sql/idgen--$(IDGEN_VERSION).sql: sql/idgen.sql
 	cp $< $@

@@ -9,17 +9,17 @@
 #include "miscadmin.h"
 #include "storage/ipc.h"
 
-#include "clone.h"
-#include "compat.h"
-#include "horizon.h"
-#include "hwm.h"
-#include "layout.h"
-#include "lease.h"
-#include "provenance.h"
-#include "registry.h"
+#include "base/compat.h"
+#include "base/layout.h"
+#include "base/settings.h"
+#include "gen/registry.h"
+#include "gen/stats.h"
+#include "horizon/horizon.h"
+#include "lease/lease.h"
+#include "marks/hwm.h"
+#include "provenance/clone.h"
+#include "provenance/provenance.h"
 #include "rmgr.h"
-#include "settings.h"
-#include "stats.h"
 
 IDGEN_MODULE_MAGIC;
 

@@ -15,9 +15,9 @@
 #include "access/xlogreader.h"
 #include "lib/stringinfo.h"
 
-#include "horizon.h"
-#include "hwm.h"
-#include "idgen_xlog.h"
+#include "base/idgen_xlog.h"
+#include "horizon/horizon.h"
+#include "marks/hwm.h"
 #include "rmgr.h"
 
 /* Either mark record, as a mark of a node id (HWM_ANY_NODE for the older one). */

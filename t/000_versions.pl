@@ -72,7 +72,7 @@ ok($installs{'1.0'}, 'DATA installs 1.0, which every update starts from');
 ok(-f "$root/$_", "$_ exists") for @scripts;
 
 # The oldest PostgreSQL, stated three times.
-my ($min) = slurp('src/compat.h') =~ /PG_VERSION_NUM < (\d+)0000\b/;
+my ($min) = slurp('src/base/compat.h') =~ /PG_VERSION_NUM < (\d+)0000\b/;
 ok(defined $min, 'compat.h refuses versions below a minimum');
 is($meta->{prereqs}{runtime}{requires}{PostgreSQL}, "$min.0.0",
 	"META.json: requires PostgreSQL $min.0.0");

@@ -64,7 +64,7 @@ def circles(calls):
 def main():
     problems = []
     calls = {}
-    sources = sorted(glob.glob(os.path.join(ROOT, "src", "*.c")))
+    sources = sorted(glob.glob(os.path.join(ROOT, "src", "**", "*.c"), recursive=True))
     modules = {os.path.basename(p)[:-2] for p in sources}
     for path in sources:
         rel = os.path.relpath(path, ROOT)

@@ -21,17 +21,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # name, file, what it breaks, [(text, replacement)]
 MUTANTS = [
-    ("slot_start", "src/generator.c",
+    ("slot_start", "src/gen/generator.c",
      "a worker id's new holder does not start after its predecessors' newest tick",
      [("\tstep_skip_past(st, &t->plan, layout_tick_start(t->plan.layout, me.slot->last_ms));\n", "")]),
-    ("node_bits_bind", "src/hwm.c",
+    ("node_bits_bind", "src/marks/hwm.c",
      "marks written under other idgen.node_bits do not bind",
      [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
        "(other->node == HWM_ANY_NODE || (other->node == node && other->node_bits == node_bits));")]),
-    ("hwm_move_epoch", "src/hwm_load.c",
+    ("hwm_move_epoch", "src/marks/hwm_load.c",
      "hwm_move_epoch() does nothing: moving idgen.epoch later is no longer refused",
      [("\tif (e->epoch_ms == layout->epoch_ms)\n\t\treturn;\n", "\treturn;\n")]),
-    ("clock_back_reset", "src/step.c",
+    ("clock_back_reset", "src/gen/step.c",
      "a clock step back resets the state to the clock",
      [("\tif (behind > plan->limits->max_clock_regression_ms)\n"
        "\t\tstep_refuse_clock(plan, behind);\n",
@@ -45,23 +45,23 @@ MUTANTS = [
      [("\telse if (rmgr_read_mark(record, &rec))\n"
        "\t\thwm_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);\n",
        "\telse if (rmgr_read_mark(record, &rec))\n\t\t(void) 0;\n")]),
-    ("key_epoch", "src/layout.c",
+    ("key_epoch", "src/base/layout.c",
      "the epoch is left out of the key of a layout definition's shared state",
      [("\tkey->epoch_ms = layout->epoch_ms;\n", "")]),
-    ("horizon_publish", "src/horizon.c",
+    ("horizon_publish", "src/horizon/horizon.c",
      "a backend never publishes its transaction's first ID to the horizon (oldest[])",
      [("\tpg_atomic_write_u64(my_oldest, (uint64) now);\n", ""),
       ("\t\tpg_atomic_write_u64(my_oldest, (uint64) horizon_xact_ms);\n", "\t\t(void) 0;\n")]),
-    ("horizon_restart", "src/horizon.c",
+    ("horizon_restart", "src/horizon/horizon.c",
      "a transaction publishes the clock reading of its first ID, not the floor it starts at"
      " (the horizon goes back after a restart with the clock behind)",
      [("\tif (horizon_xact_ms > now)\n\t\tpg_atomic_write_u64(my_oldest, (uint64) horizon_xact_ms);\n",
        "")]),
-    ("horizon_failover", "src/horizon_sql.c",
+    ("horizon_failover", "src/horizon/horizon_sql.c",
      "idgen_horizon() may pass the marks a synchronous standby confirmed",
      [("\twhile (!hwm_reserve(e, ms))\n\t\thwm_wait_confirmed(e, ms);\n",
        "\t(void) e;\n\t(void) ms;\n")]),
-    ("stats_named", "src/layout_gen.c",
+    ("stats_named", "src/gen/layout_gen.c",
      "idgen_next('idgen') plans a second state of the default layout, which takes its counts"
      " (issue #29's item 3, fixed by cb51318)",
      [("\tif (layout == layout_default())\n\t{\n"
@@ -76,12 +76,12 @@ MUTANTS = [
        "\t\tlayout_gen_planned(lg);\n"
        "\t\treturn;\n"
        "\t}\n", "")]),
-    ("plan_refused", "src/layout_gen.c",
+    ("plan_refused", "src/gen/layout_gen.c",
      "a layout counts as planned before its planning can fail: after a refusal (a node id that"
      " does not fit), the next call generates with half a plan (fixed by de9fc30)",
      [("\tplan_target(t, layout, &workers);\n",
        "\tlayout_gen_planned(lg);\n\tplan_target(t, layout, &workers);\n")]),
-    ("stats_batch", "src/next.c",
+    ("stats_batch", "src/sql/next.c",
      "IDs of idgen_next_batch() in a backend's own state are not counted in idgen_stats",
      [("\t\tDatum\t\tid = Int64GetDatum(next_arg(fcinfo, lg, 2));\n",
        "\t\tDatum\t\tid = Int64GetDatum(next_arg(fcinfo, lg, 2));\n\n"
@@ -89,33 +89,33 @@ MUTANTS = [
        "\t\t\tpg_atomic_sub_fetch_u64(&generator_attachment()->gen->issued, 1);\n"
        "\t\telse if (lg != NULL && lg->dedicated)\n"
        "\t\t\tpg_atomic_sub_fetch_u64(&lg->gen.issued, 1);\n")]),
-    ("overflow_node_bits", "src/hwm.c",
+    ("overflow_node_bits", "src/marks/hwm.c",
      "overflow marks of a node id do not bind other node ids under other idgen.node_bits"
      " (a full table of marks, issue #28 item 1)",
      [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
        "(other->node == HWM_ANY_NODE || other->node == node ||\n"
        "\t\t (other->node_bits != node_bits && !hwm_is_overflow(other)));")]),
-    ("provenance_foreign", "src/provenance.c",
+    ("provenance_foreign", "src/provenance/provenance.c",
      "a database holding IDs of a cluster the marks do not cover is not refused"
      " (pg_upgrade, a restored dump; issue #28 item 3)",
      [("\treturn uncovered != 0 && provenance_note_system(uncovered, recorded_at);\n",
        "\treturn uncovered * 0 != 0 && provenance_note_system(uncovered, recorded_at);\n")]),
-    ("hwm_lost", "src/provenance.c",
+    ("hwm_lost", "src/provenance/provenance.c",
      "idgen_hwm missing from a directory that kept it starts from the clock, as a new"
      " cluster would (issue #28 item 3)",
      [("\tif (!file_found && clone_kept_marks())\n",
        "\tif (!file_found && clone_kept_marks() && false)\n")]),
-    ("restore_layouts", "src/restore.c",
+    ("restore_layouts", "src/defs/restore.c",
      "a restore does not define the layouts before the data: rows whose CHECK reads a layout"
      " through a function are lost (issue #28 item 4)",
      [("\tif (restore_command_made(funcoid))\n\t\trestore_define(relid, restore_saved_json(funcoid));\n",
        "\tif (restore_command_made(funcoid) && false)\n\t\trestore_define(relid, restore_saved_json(funcoid));\n")]),
-    ("horizon_epoch", "src/horizon_sql.c",
+    ("horizon_epoch", "src/horizon/horizon_sql.c",
      "after idgen.epoch moved later, idgen_horizon() no longer stands at the mark under which"
      " it returned its horizons: it goes back (fixed by d921768)",
      [("\treturn Max(Min(ms, earlier), Min(hz->default_floor, earlier));\n",
        "\treturn Min(ms, earlier);\n")]),
-    ("lease_fence", "src/lease.c",
+    ("lease_fence", "src/lease/lease.c",
      "a holder that cannot renew its node id lease keeps generating until its ceiling:"
      " the fence is never checked (issue #31)",
      [("\tif (!lease_fence_off && lease_left_us() <= 0)\n"
@@ -124,61 +124,61 @@ MUTANTS = [
        "\tidgen_node_id = v.node_id;\n",
        "\tidgen_node_id = v.node_id;\n"),
       ("\tif ((lease_fence_off || lease_left_us() > 0) &&\n", "\tif (true &&\n")]),
-    ("lease_mark", "src/lease_worker.c",
+    ("lease_mark", "src/lease/lease_worker.c",
      "a new holder of a leased node id does not start after its previous holders' mark"
      " (issue #31)",
      [("\tint64\t\tstart = Max(previous_mark, own);\n", "\tint64\t\tstart = own;\n")]),
-    ("lease_floor", "src/lease_worker.c",
+    ("lease_floor", "src/lease/lease_worker.c",
      "a server whose node id changes (a standby promoted while its leasing primary lives)"
      " does not start its new node id above its own marks, those it replicated included"
      " (issue #31)",
      [("\tint64\t\town = lease_floor_off ? -1 : lease_own_highest();\n", "\tint64\t\town = true ? -1 : lease_own_highest();\n")]),
-    ("restore_refuse_at_once", "src/provenance_trigger.c",
+    ("restore_refuse_at_once", "src/provenance/provenance_trigger.c",
      "a restore's rows of idgen_system do not make the server refuse until a backend of the"
      " restored database generates: another database of the server repeats the old IDs",
      [("\tif (!isnull &&\n\t\tprovenance_note_system(", "\tif (false &&\n\t\tprovenance_note_system(")]),
-    ("redo_mark_memory", "src/hwm_xlog.c",
+    ("redo_mark_memory", "src/marks/hwm_xlog.c",
      "marks replayed on a standby are kept in memory only: a standby restarted after a"
      " restartpoint, then promoted, has forgotten them",
      [("\t\thwm_merge(e, e->epoch_ms, mark_ms);\n\t\thwm_write(NULL);\n",
        "\t\thwm_merge(e, e->epoch_ms, mark_ms);\n")]),
-    ("node_field_edge", "src/plan.c",
+    ("node_field_edge", "src/gen/plan.c",
      "a node id equal to the size of a layout's node field is accepted, and wraps to node 0",
      [("if (idgen_node_id >= l->size[IDGEN_FIELD_NODE])", "if (idgen_node_id > l->size[IDGEN_FIELD_NODE])")]),
-    ("provenance_epoch_row", "src/provenance_table.c",
+    ("provenance_epoch_row", "src/provenance/provenance_table.c",
      "a cluster is not recorded again in idgen_system under an earlier epoch of IDs its marks"
      " cover (idgen.epoch moved earlier, or resumed above IDs of one): moved to a cluster with"
      " a later epoch, idgen_resume_after() resumes short of its IDs",
      [("\treturn row->system == GetSystemIdentifier() && row->epoch_ms != PG_INT64_MIN &&\n"
        "\t\trow->epoch_ms <= epoch_ms;\n",
        "\treturn row->system == GetSystemIdentifier() && epoch_ms != 0;\n")]),
-    ("resume_epoch_covered", "src/provenance.c",
+    ("resume_epoch_covered", "src/provenance/provenance.c",
      "idgen_resume_after() above IDs of an earlier epoch does not make the cluster record that"
      " epoch: a database of it moved on to a cluster with its epoch resumes below those IDs",
      [("\tprov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms - lead);\n", "")]),
     # Planted blind (issue #40): by a reviewer who read src/ and docs/guarantees.md only.
-    ('blind_tick_behind_reuse', 'src/step.h',
+    ('blind_tick_behind_reuse', 'src/gen/step.h',
      "Breaks 'Logical time is the later of the clock and the newest tick used' (uniqueness): when a tick fills while the clock reads behind the state's newest tick (a burst that borrowed ahead, e.g. js53 or decimal19, or a clock stepped back), the next tick is taken at the clock's millisecond, one already used, so IDs repeat.",
      [('\t\tif (now <= st->last_ms)\n\t\t{\n\t\t\ttick = st->last_ms + plan->tick_ms;', '\t\tif (now == st->last_ms)\n\t\t{\n\t\t\ttick = st->last_ms + plan->tick_ms;')]),
-    ('blind_block_overflow', 'src/step.h',
+    ('blind_block_overflow', 'src/gen/step.h',
      "Breaks the uniqueness of idgen_next_block() ('the block is n consecutive integers no other call can return'): a block taken when the tick's sequence has fewer than n values left runs past the sequence field into the next worker id's (or node id's) IDs of the same tick; single IDs are unaffected.",
      [('if (now <= st->last_ms && st->seq <= plan->seq_max - n)', 'if (now <= st->last_ms && st->seq < plan->seq_max)')]),
-    ('blind_reserve_halfstep', 'src/hwm_reserve.c',
+    ('blind_reserve_halfstep', 'src/marks/hwm_reserve.c',
      "Breaks 'Every tick a layout used starts below its high-water mark, which is durable before use': the fast path accepts ticks up to half a step above the durable mark without raising it, so after a crash, restart or promotion with the clock behind, generation resumes at the mark and repeats the IDs issued above it.",
      [('if (likely(ms + HWM_STEP_MS / 2 < limit))', 'if (likely(ms < limit + HWM_STEP_MS / 2))')]),
-    ('blind_sync_fastpath', 'src/hwm_reserve.c',
+    ('blind_sync_fastpath', 'src/marks/hwm_reserve.c',
      "Breaks 'Sessions that wait for synchronous standbys use only ticks below marks the standbys flushed': the fast path compares with the locally flushed mark instead of the confirmed one, so with the synchronous standby away a bare SELECT idgen_next() uses ticks the standby never got, and the standby promoted with its clock behind issues them again.",
      [('int64\t\tlimit = (int64) pg_atomic_read_u64(sync ? &e->confirmed : &e->mark);', 'int64\t\tlimit = (int64) pg_atomic_read_u64(&e->mark);')]),
-    ('blind_holder_last_max', 'src/generator.c',
+    ('blind_holder_last_max', 'src/gen/generator.c',
      "Breaks 'a worker id's next holder starts after its previous holders' newest tick in any layout': the slot's newest millisecond is overwritten instead of raised, so a backend that borrowed ahead in one layout (a js53 burst) and then generated in another lowers it, and the worker id's next holder reuses the borrowed ticks of the first layout.",
      [('*t->holder_last_ms = Max(*t->holder_last_ms, tick + t->plan.tick_ms - 1);', '*t->holder_last_ms = tick + t->plan.tick_ms - 1;')]),
-    ('blind_horizon_precommit', 'src/horizon.c',
+    ('blind_horizon_precommit', 'src/horizon/horizon.c',
      "Breaks 'Every transaction that took or will take an ID below the horizon has ended when the call returns': a transaction stops holding the horizon at pre-commit, before its commit is flushed (and, synchronously, confirmed) and visible, so a poller reading below a horizon taken in that window misses its rows for good.",
      [('\t\tcase XACT_EVENT_COMMIT:\n\t\tcase XACT_EVENT_PARALLEL_COMMIT:', '\t\tcase XACT_EVENT_PRE_COMMIT:\n\t\tcase XACT_EVENT_COMMIT:\n\t\tcase XACT_EVENT_PARALLEL_COMMIT:')]),
-    ('blind_key_widths', 'src/layout.c',
+    ('blind_key_widths', 'src/base/layout.c',
      "Breaks 'Same-named layouts in several databases ... defined differently, each has its own state' (and redefinition starting another state): definitions that differ only in field widths share one locked state, so IDs packed under one definition are handed out under the other, decode to other node ids and can repeat that definition's IDs.",
      [('\t\tkey->order[i] = layout->order[i];\n\t\tkey->width[layout->order[i]] = layout->width[layout->order[i]];\n', '\t\tkey->order[i] = layout->order[i];\n')]),
-    ('blind_epoch_later_horizon', 'src/horizon_file.c',
+    ('blind_epoch_later_horizon', 'src/horizon/horizon_file.c',
      "Breaks 'the horizon never goes back, across restarts' when idgen.epoch is moved later between restarts: the horizons returned before (kept as the horizon file's mark) are no longer bound to the default layout in the old epoch's numbers, so the horizon and new IDs restart below the cursor a poller already holds and its rows are skipped.",
      [('\tif (file_epoch < current)\n\t\thz->default_floor = hwm_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));', '\tif (file_epoch > current)\n\t\thz->default_floor = hwm_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));')]),
 ]

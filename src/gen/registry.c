@@ -1,0 +1,434 @@
+/*
+ * registry.c
+ *		Shared memory registry of worker ids.
+ *
+ * A backend claims a slot the first time it generates an ID and gives it back
+ * when it exits.  Claims and releases take the registry lock; generating does
+ * not, because a dedicated slot has a single writer.  The last slot is shared
+ * by every backend that finds no dedicated slot free, under its own lock, so
+ * running out of slots slows generation down but never fails it.  Layouts
+ * whose IDs have no room for a backend's worker id generate in a state per
+ * layout definition, each under a lock of its own.  The idgen_workers view
+ * (workers_view.c) reports the slots.
+ *
+ * A layout's shared state belongs to one definition: its name, epoch, time
+ * unit, radix, fields and widths.  The same definition in several databases
+ * of the server is one state, since no field of its IDs tells the databases
+ * apart; a definition changed or dropped and defined again with other values
+ * gets another state, so that nothing packed under one definition is handed
+ * out under another.
+ *
+ * Locking:
+ *	- claim_lock guards who holds each slot (pid, userid, claimed_at):
+ *	  exclusive to claim or release, shared to report.  It is taken alone.
+ *	- A dedicated slot's generator state and last_ms are written only
+ *	  by its holder, without a lock.  The next holder reads them after a
+ *	  release and a claim under claim_lock, which order the accesses.  The
+ *	  view reads another holder's counters without its lock: they are
+ *	  statistics, aligned 64-bit words that are never used for a decision,
+ *	  and may be a moment old.
+ *	- shared_slot_lock guards the shared slot's state.  Each layout state's
+ *	  own lock guards its generator state; each is held for one step of the
+ *	  generator only, so a step that raises a mark (file write and fsync)
+ *	  holds up only the backends of that state.
+ *	- layout_lock (exclusive) guards which definition each layout state
+ *	  holds (key, incarnation, mark entry): it is taken to look a definition up and
+ *	  to give a state to another one, and then the state's lock is taken
+ *	  under it.  A backend that knows its state's incarnation takes the
+ *	  state's lock alone and checks the incarnation under it: a state is
+ *	  given to another definition only under its own lock too.  Choosing the
+ *	  state to give up reads other states' last_ms without their locks: a
+ *	  heuristic, never a decision about IDs.
+ *	- Lock order: layout_lock, then a state's lock or shared_slot_lock,
+ *	  then hwm.c's mark lock (a step may raise a mark: file write, fsync and
+ *	  WAL flush under both), then WAL's own.  hwm.c never takes a registry
+ *	  lock.  Nobody sleeps holding any of them: waits for the clock and for
+ *	  synchronous standbys happen after release.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "base/layout.h"
+#include "base/layout_table.h"
+#include "base/settings.h"
+#include "marks/hwm.h"
+#include "registry.h"
+
+/* Each slot on cache lines of its own: its holder writes it on every call. */
+typedef union RegistrySlotPadded
+{
+	RegistrySlot slot;
+	char		pad[TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(RegistrySlot))];
+} RegistrySlotPadded;
+
+/*
+ * Generator state of a layout definition other than the default, for
+ * backends that generate in it without a worker id of their own; kept until
+ * another definition needs its place.
+ */
+typedef struct LayoutState
+{
+	LayoutTableEntry head;		/* which definition; first, for layout_table.c */
+	LWLock	   *lock;			/* guards gen */
+	HwmEntry   *mark_entry;	/* the layout's mark, told of the state's end */
+	GenState	gen;
+} LayoutState;
+
+/* Each state on cache lines of its own: its users write it on every call. */
+typedef union LayoutStatePadded
+{
+	LayoutState state;
+	char		pad[TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(LayoutState))];
+} LayoutStatePadded;
+
+/*
+ * States kept at once.  When all are in use, the one whose newest tick is
+ * oldest is given up, and its definition later starts a fresh one after
+ * that tick (registry_state_floor), in the next tick at the earliest: a
+ * server that keeps more definitions than this busy at once makes at most
+ * one ID per tick of each in turn.
+ */
+#define REGISTRY_MAX_LAYOUTS 1024
+
+/*
+ * The header, then the layout states and the slots, each array starting on
+ * a cache line boundary of its own so that padding each element keeps it
+ * off its neighbours' lines (registry_shmem_startup() places them).
+ */
+typedef struct RegistryShared
+{
+	LWLock	   *claim_lock;		/* slot ownership */
+	LWLock	   *shared_slot_lock;	/* generation in the shared slot */
+	LWLock	   *layout_lock;	/* which definition each layout state holds */
+	uint64		incarnations;	/* layout states given to a definition so far */
+	/* idgen_capacity: under claim_lock */
+	int64		slots_full;		/* backends that found every slot taken */
+	TimestampTz slots_full_at;
+	/* idgen_capacity: under layout_lock */
+	int64		states_recycled;	/* states given up while in use */
+	TimestampTz states_recycled_at;
+	int			nslots;
+	LayoutStatePadded *layouts; /* [REGISTRY_MAX_LAYOUTS] */
+	RegistrySlotPadded *slots;	/* [nslots] */
+} RegistryShared;
+
+#define REGISTRY_TRANCHE "idgen"
+
+static RegistryShared *registry = NULL;
+
+static int
+registry_nslots(void)
+{
+	return 1 << (IDGEN_MACHINE_BITS - idgen_node_bits);
+}
+
+/* One spare cache line lets the arrays start on a boundary wherever the block does. */
+static Size
+registry_shmem_size(void)
+{
+	Size		size = CACHELINEALIGN(sizeof(RegistryShared)) + PG_CACHE_LINE_SIZE;
+
+	size = add_size(size, mul_size(REGISTRY_MAX_LAYOUTS, sizeof(LayoutStatePadded)));
+	return add_size(size, mul_size(registry_nslots(), sizeof(RegistrySlotPadded)));
+}
+
+void
+registry_shmem_request(void)
+{
+	RequestAddinShmemSpace(registry_shmem_size());
+	RequestNamedLWLockTranche(REGISTRY_TRANCHE, 3 + REGISTRY_MAX_LAYOUTS);
+}
+
+/* Runs in the postmaster at startup and after every crash reinitialisation. */
+void
+registry_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	registry = ShmemInitStruct("idgen registry", registry_shmem_size(), &found);
+	if (!found)
+	{
+		LWLockPadded *locks = GetNamedLWLockTranche(REGISTRY_TRANCHE);
+
+		memset(registry, 0, registry_shmem_size());
+		registry->layouts = (LayoutStatePadded *)
+			CACHELINEALIGN((char *) registry + sizeof(RegistryShared));
+		registry->slots = (RegistrySlotPadded *) (registry->layouts + REGISTRY_MAX_LAYOUTS);
+		registry->claim_lock = &locks[0].lock;
+		registry->shared_slot_lock = &locks[1].lock;
+		registry->layout_lock = &locks[2].lock;
+		for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
+		{
+			registry->layouts[i].state.lock = &locks[3 + i].lock;
+			step_reset_counts(&registry->layouts[i].state.gen);
+		}
+		registry->nslots = registry_nslots();
+		for (int i = 0; i < registry->nslots; i++)
+			step_reset_counts(&registry->slots[i].slot.gen);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Reading or claiming needs the shared memory of a preloaded idgen. */
+void
+registry_require(void)
+{
+	settings_require_preloaded(registry != NULL);
+}
+
+int
+registry_shared_index(void)
+{
+	return registry->nslots - 1;
+}
+
+/* Gives back a dedicated slot this backend claimed, at its exit. */
+void
+registry_release_slot(int index)
+{
+	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
+	registry->slots[index].slot.pid = 0;
+	LWLockRelease(registry->claim_lock);
+}
+
+/*
+ * Counts a backend that found every dedicated slot taken (not its tries
+ * again each RECLAIM_INTERVAL_MS: again), and logs the first.  The caller
+ * holds claim_lock.
+ */
+static void
+registry_note_slots_full(bool again)
+{
+	if (again)
+		return;
+	if (registry->slots_full++ == 0)
+		ereport(LOG,
+				(errmsg("idgen: every worker id is taken; backends without one generate in the shared worker id %d, one at a time",
+						registry_shared_index()),
+				 errdetail("idgen.node_bits = %d leaves %d worker ids to each node id.",
+						   idgen_node_bits, registry->nslots),
+				 errhint("Generate IDs from fewer backends at once, for example through a connection pooler.")));
+	registry->slots_full_at = GetCurrentTimestamp();
+}
+
+/*
+ * Claims the first free dedicated slot, or returns NULL when all are taken.
+ * The slot keeps its generator state and newest millisecond, from which the
+ * new holder starts (generator.c); only the holder's counters start over.
+ * The caller gives it back with registry_release_slot(), and must have made
+ * sure that it will, exit included, before claiming.  again says that the
+ * caller is in the shared slot already, trying for a slot of its own.
+ */
+RegistrySlot *
+registry_claim_slot(int *index, bool again)
+{
+	RegistrySlot *slot = NULL;
+	int			i;
+
+	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
+	for (i = 0; i < registry_shared_index(); i++)
+	{
+		if (registry->slots[i].slot.pid != 0)
+			continue;
+		slot = &registry->slots[i].slot;
+		slot->pid = MyProcPid;
+		slot->userid = GetUserId();
+		slot->claimed_at = GetCurrentTimestamp();
+		slot->gen.clock_behind = false;
+		step_reset_counts(&slot->gen);
+		*index = i;
+		break;
+	}
+	if (slot == NULL)
+		registry_note_slots_full(again);
+	LWLockRelease(registry->claim_lock);
+
+	return slot;
+}
+
+/* A state whose newest tick is oldest is given up first. */
+static int64
+registry_state_last_ms(const LayoutTableEntry *entry)
+{
+	return ((const LayoutState *) entry)->gen.last_ms;
+}
+
+/*
+ * Counts a state given up for another definition while in use, and logs the
+ * first.  The caller holds layout_lock.
+ */
+static void
+registry_note_recycled(void)
+{
+	if (registry->states_recycled++ == 0)
+		ereport(LOG,
+				(errmsg("idgen: all %d layout states are in use; the one idle longest is given up for another layout",
+						REGISTRY_MAX_LAYOUTS),
+				 errdetail("Layouts without a worker field for this server generate in a state shared by the server's backends. A layout whose state was given up starts a new one in its next tick.")));
+	registry->states_recycled_at = GetCurrentTimestamp();
+}
+
+/*
+ * Finds or starts the state of a layout definition and returns it locked,
+ * noting where it is in *ref.  A state given up for it leaves where it
+ * ended with its own layout's mark (hwm_retire), for registry_state_floor().
+ */
+static LayoutState *
+registry_lookup_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
+					   bool *fresh)
+{
+	LayoutTable table = {
+		.base = registry->layouts,
+		.stride = sizeof(LayoutStatePadded),
+		.n = REGISTRY_MAX_LAYOUTS,
+		.incarnations = &registry->incarnations,
+		.last_used = registry_state_last_ms,
+	};
+	LayoutKey	key;
+	uint32		hash = layout_key(&key, layout);
+	LayoutState *state;
+	bool		found;
+
+	LWLockAcquire(registry->layout_lock, LW_EXCLUSIVE);
+	state = (LayoutState *) layout_table_find(&table, &key, hash, &found);
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	*fresh = !found;
+	if (!found)
+	{
+		if (state->head.incarnation != 0)
+		{
+			hwm_retire(state->mark_entry, state->gen.last_ms);
+			registry_note_recycled();
+		}
+		memset(&state->gen, 0, sizeof(state->gen));
+		step_reset_counts(&state->gen);
+		state->mark_entry = mark_entry;
+		layout_table_give(&table, &state->head, &key, hash);
+	}
+	LWLockRelease(registry->layout_lock);
+	ref->index = (LayoutStatePadded *) state - registry->layouts;
+	ref->incarnation = state->head.incarnation;
+	return state;
+}
+
+/*
+ * Where a recycled state starts: a state just given to a definition
+ * knows nothing of the IDs made before, so it starts above the layout's
+ * floor and after the newest tick of every state of the layout given up
+ * (registry_lookup_layout notes it); a state in use needs the floor only.
+ */
+static int64
+registry_state_floor(HwmEntry *mark_entry, bool fresh)
+{
+	if (!fresh)
+		return hwm_floor(mark_entry);
+	return Max(hwm_floor(mark_entry), hwm_retired(mark_entry) + 1);
+}
+
+/* The locked state of a layout definition: where *ref says, or looked up. */
+static LayoutState *
+registry_lock_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
+					 bool *fresh)
+{
+	if (ref->index >= 0)
+	{
+		LayoutState *state = &registry->layouts[ref->index].state;
+
+		LWLockAcquire(state->lock, LW_EXCLUSIVE);
+		if (likely(state->head.incarnation == ref->incarnation))
+			return state;
+		LWLockRelease(state->lock);	/* given to another definition */
+	}
+	return registry_lookup_layout(layout, mark_entry, ref, fresh);
+}
+
+/*
+ * Locks a state the server's backends share and returns it: the default
+ * layout's shared slot when layout is NULL, else the state of the layout's
+ * definition, which *ref remembers for the next call.  *floor is where the
+ * state must start (registry_state_floor): the caller applies it before
+ * the step.  The caller unlocks with registry_unlock_state(), passing ref.
+ */
+GenState *
+registry_lock_state(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
+					int64 *floor)
+{
+	GenState   *gen;
+	bool		fresh = false;
+
+	if (layout == NULL)
+	{
+		LWLockAcquire(registry->shared_slot_lock, LW_EXCLUSIVE);
+		gen = &registry->slots[registry_shared_index()].slot.gen;
+	}
+	else
+		gen = &registry_lock_layout(layout, mark_entry, ref, &fresh)->gen;
+	*floor = registry_state_floor(mark_entry, fresh);
+	return gen;
+}
+
+void
+registry_unlock_state(const LayoutStateRef *ref)
+{
+	LWLockRelease(ref == NULL ? registry->shared_slot_lock :
+				  registry->layouts[ref->index].state.lock);
+}
+
+/* The rows of idgen_capacity for the worker ids and the layout states. */
+void
+registry_capacity(IdgenCapacity *slots, IdgenCapacity *states)
+{
+	registry_require();
+	slots->name = "worker_ids";
+	slots->setting = "idgen.node_bits";
+	slots->capacity = registry_shared_index();
+	slots->in_use = 0;
+	LWLockAcquire(registry->claim_lock, LW_SHARED);
+	for (int i = 0; i < registry_shared_index(); i++)
+		if (registry->slots[i].slot.pid != 0)
+			slots->in_use++;
+	slots->overflows = registry->slots_full;
+	slots->last_overflow = registry->slots_full_at;
+	LWLockRelease(registry->claim_lock);
+
+	states->name = "layout_states";
+	states->setting = NULL;
+	states->capacity = REGISTRY_MAX_LAYOUTS;
+	states->in_use = 0;
+	LWLockAcquire(registry->layout_lock, LW_SHARED);
+	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
+		if (registry->layouts[i].state.head.incarnation != 0)
+			states->in_use++;
+	states->overflows = registry->states_recycled;
+	states->last_overflow = registry->states_recycled_at;
+	LWLockRelease(registry->layout_lock);
+}
+
+int
+registry_slot_count(void)
+{
+	return registry->nslots;
+}
+
+/*
+ * A copy of slot index, for the idgen_workers view: who holds it is
+ * consistent; the counters are the holder's, read without its lock, each
+ * whole (an atomic read).
+ */
+void
+registry_read_slot(int index, RegistrySlot *copy)
+{
+	RegistrySlot *slot = &registry->slots[index].slot;
+
+	LWLockAcquire(registry->claim_lock, LW_SHARED);
+	*copy = *slot;
+	pg_atomic_init_u64(&copy->gen.issued, pg_atomic_read_u64(&slot->gen.issued));
+	pg_atomic_init_u64(&copy->gen.regressions, pg_atomic_read_u64(&slot->gen.regressions));
+	pg_atomic_init_u64(&copy->gen.waits, pg_atomic_read_u64(&slot->gen.waits));
+	LWLockRelease(registry->claim_lock);
+}

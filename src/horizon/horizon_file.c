@@ -1,0 +1,286 @@
+/*
+ * horizon_file.c
+ *		The horizon's durable state: the prepared transactions that hold
+ *		IDs, the mark the floor stays below and the default layout's epoch
+ *		and floor, in the file idgen_horizon, and the WAL record of a
+ *		prepared transaction's entry with its redo (rmgr.c dispatches it).
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/twophase.h"
+#include "access/xact.h"
+#include "access/xloginsert.h"
+#include "lib/stringinfo.h"
+#include "storage/procarray.h"
+#include "utils/timestamp.h"
+
+#include "base/compat.h"
+#include "base/durable.h"
+#include "base/idgen_xlog.h"
+#include "base/layout.h"
+#include "base/settings.h"
+#include "horizon_shared.h"
+#include "marks/hwm.h"
+
+#define HORIZON_TMP_FILE	"idgen_horizon.tmp"
+
+/* One line of the file (see below); false when the file is refused. */
+static bool
+horizon_read_line(char *line, bool whole, void *arg)
+{
+	int64	   *epoch = arg;
+	long long	a,
+				b,
+				c = PG_INT64_MIN;
+	unsigned int xid;
+
+	if (line[0] == '#')
+		return true;
+	if (sscanf(line, "epoch %lld", &a) == 1)
+		*epoch = a;
+	else if (sscanf(line, "mark %lld", &a) == 1 && a >= 0)
+		hz->mark = Max(hz->mark, a);
+	else if (sscanf(line, "floor %lld", &a) == 1 && a >= 0)
+		hz->file_floor = Max(hz->file_floor, a);
+	else if (sscanf(line, "prepared %u %lld %lld", &xid, &b, &c) >= 2)
+	{
+		/* more than fit (max_prepared_transactions lowered): refuse */
+		if (hz->nprepared >= hz->max_prepared)
+		{
+			hz->broken = true;
+			return false;
+		}
+		hz->prepared[hz->nprepared].xid = xid;
+		hz->prepared[hz->nprepared].ms = b;
+		hz->prepared[hz->nprepared].epoch_ms = c;
+		hz->prepared[hz->nprepared].earlier_run = true;
+		hz->nprepared++;
+	}
+	else
+		hz->broken = true;
+	return true;
+}
+
+/*
+ * Reads the file: "epoch <ms>", "mark <ms>", "floor <ms>" and "prepared
+ * <xid> <ms> <epoch>" lines, the epochs being the default layout's when the
+ * line was written, the floor counted from the file's epoch.  Returns the
+ * file's epoch, PG_INT64_MIN when it names none (files of idgen 1.4).  A
+ * file that cannot be read leaves the horizon refusing: guessing could skip
+ * rows.
+ */
+static int64
+horizon_load_file(void)
+{
+	char		line[128];
+	int64		epoch = PG_INT64_MIN;
+	DurableRead result = durable_read_lines(HORIZON_FILE, line, sizeof(line),
+											horizon_read_line, &epoch);
+
+	if (result == DURABLE_UNOPENED || result == DURABLE_FAILED)
+		hz->broken = true;
+	return epoch;
+}
+
+/*
+ * After the file: the default layout's epoch may have moved since it was
+ * written (idgen.epoch changed between restarts).  Prepared transactions'
+ * IDs keep the epoch they were made under.  When it moved later, horizons
+ * returned up to the file's mark are IDs of the old epoch, above what the
+ * same times give in the new one: IDs of the default layout, of every node
+ * id, must then start above that mark in the old epoch's numbers, which
+ * hwm_load.c makes durable before anything generates.  The file keeps that
+ * floor too, so that it is bound again when idgen_hwm was lost since.
+ */
+static void
+horizon_settle_epoch(int64 file_epoch)
+{
+	int64		current = layout_default()->epoch_ms;
+
+	if (file_epoch == PG_INT64_MIN)
+		file_epoch = hwm_default_epoch_read();
+	if (file_epoch == PG_INT64_MIN || !settings_all_valid())
+		file_epoch = current;
+	hz->default_epoch = settings_all_valid() ? current : file_epoch;
+	for (int i = 0; i < hz->nprepared; i++)
+		if (hz->prepared[i].epoch_ms == PG_INT64_MIN)
+			hz->prepared[i].epoch_ms = file_epoch;
+	hz->nearlier = hz->nprepared;
+	if (hz->broken)
+		return;
+	if (file_epoch < current)
+		hz->default_floor = hwm_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));
+	else
+		hz->default_floor = hwm_bind_default_layout(file_epoch, hz->file_floor);
+}
+
+/* At startup, before the floor is set: the file, and the epoch settled. */
+void
+horizon_load(void)
+{
+	horizon_settle_epoch(horizon_load_file());
+}
+
+/*
+ * Writes the mark and the prepared entries, and extra when not NULL (an
+ * entry that found the table full: the file then holds more than fit, and
+ * is refused when read, as the table is now): write, fsync, rename.  Under
+ * lock.  An unreadable file is left as it is, for whoever repairs it.
+ */
+void
+horizon_write_file(int64 mark, const HorizonPrepared *extra)
+{
+	StringInfoData buf;
+
+	if (hz->broken)
+		return;
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "# idgen horizon: mark in Unix ms; the default layout's epoch and floor; prepared transactions' xid, ms and epoch\n");
+	appendStringInfo(&buf, "epoch %lld\n", (long long) hz->default_epoch);
+	appendStringInfo(&buf, "mark %lld\n", (long long) mark);
+	if (hz->default_floor > 0)
+		appendStringInfo(&buf, "floor %lld\n", (long long) hz->default_floor);
+	for (int i = 0; i < hz->nprepared; i++)
+		appendStringInfo(&buf, "prepared %u %lld %lld\n", hz->prepared[i].xid,
+						 (long long) hz->prepared[i].ms, (long long) hz->prepared[i].epoch_ms);
+	if (extra != NULL)
+		appendStringInfo(&buf, "prepared %u %lld %lld\n", extra->xid, (long long) extra->ms,
+						 (long long) extra->epoch_ms);
+	durable_replace_file(HORIZON_FILE, HORIZON_TMP_FILE, buf.data, buf.len);
+	hz->mark = mark;
+	pfree(buf.data);
+}
+
+/* Keeps the entries keep() says are in progress.  Under lock. */
+static void
+horizon_keep_prepared(bool (*keep) (TransactionId xid))
+{
+	int			kept = 0;
+	int			earlier = 0;
+
+	for (int i = 0; i < hz->nprepared; i++)
+		if (keep(hz->prepared[i].xid))
+		{
+			earlier += hz->prepared[i].earlier_run;
+			hz->prepared[kept++] = hz->prepared[i];
+		}
+	hz->nprepared = kept;
+	hz->nearlier = earlier;
+}
+
+/* Drops entries of transactions that have ended.  Under lock. */
+void
+horizon_prune_prepared(void)
+{
+	horizon_keep_prepared(TransactionIdIsInProgress);
+}
+
+/*
+ * Adds an entry, or returns false when the table is full, counting it for
+ * idgen_capacity.  Under lock.
+ */
+static bool
+horizon_add_prepared(TransactionId xid, int64 ms)
+{
+	for (int i = 0; i < hz->nprepared; i++)
+		if (hz->prepared[i].xid == xid)
+		{
+			hz->prepared[i].ms = Min(hz->prepared[i].ms, ms);
+			return true;
+		}
+	if (hz->nprepared >= hz->max_prepared)
+	{
+		hz->refused++;
+		hz->refused_at = GetCurrentTimestamp();
+		return false;
+	}
+	hz->prepared[hz->nprepared].xid = xid;
+	hz->prepared[hz->nprepared].ms = ms;
+	hz->prepared[hz->nprepared].epoch_ms = hz->default_epoch;
+	hz->prepared[hz->nprepared].earlier_run = false;
+	hz->nprepared++;
+	return true;
+}
+
+static void
+horizon_log_prepared(TransactionId xid, int64 ms)
+{
+	xl_idgen_horizon_prepared rec = {xid, ms};
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, SizeOfIdgenHorizonPrepared);
+	(void) XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_HORIZON_PREPARED);
+}
+
+/*
+ * At PREPARE, before its WAL record: the entry is durable in the file, and
+ * its WAL record precedes PREPARE's, so a standby that has the prepared
+ * transaction has the entry too.
+ */
+void
+horizon_remember_prepared(TransactionId xid, int64 ms)
+{
+	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
+	horizon_prune_prepared();
+	if (!horizon_add_prepared(xid, ms))
+	{
+		LWLockRelease(hz->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many prepared transactions hold idgen IDs"),
+				 errhint("Commit or roll back prepared transactions, or increase %s.",
+						 "max_prepared_transactions")));
+	}
+	horizon_write_file(hz->mark, NULL);
+	LWLockRelease(hz->lock);
+	horizon_log_prepared(xid, ms);
+}
+
+/*
+ * Replay of a prepared transaction's entry.  Entries of transactions that
+ * the replayed WAL has committed or aborted are dropped (the proc array
+ * does not track transactions outside hot standby); the file keeps the rest
+ * across a restart of the standby.  A full table makes the horizon refuse,
+ * and so does the file, which gets the entry all the same: a restart must
+ * not forget that an entry is missing.
+ */
+/* Older than the clog kept: ended (an open one would hold it back). */
+static bool
+horizon_replayed_open(TransactionId xid)
+{
+	return !TransactionIdPrecedes(xid, idgen_oldest_xid()) &&
+		!TransactionIdDidCommit(xid) && !TransactionIdDidAbort(xid);
+}
+
+void
+horizon_redo_prepared(TransactionId xid, int64 ms)
+{
+	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
+	horizon_keep_prepared(horizon_replayed_open);
+	if (horizon_add_prepared(xid, ms))
+		horizon_write_file(hz->mark, NULL);
+	else
+	{
+		HorizonPrepared extra = {xid, ms, hz->default_epoch, false};
+
+		horizon_write_file(hz->mark, &extra);
+		hz->broken = true;
+	}
+	LWLockRelease(hz->lock);
+}
+
+/* The row of idgen_capacity for the prepared transactions' entries. */
+void
+horizon_capacity(IdgenCapacity *row)
+{
+	settings_require_preloaded(hz != NULL);
+	row->name = "prepared_xacts";
+	row->setting = "max_prepared_transactions";
+	LWLockAcquire(hz->lock, LW_SHARED);
+	row->capacity = hz->max_prepared;
+	row->in_use = hz->nprepared;
+	row->overflows = hz->refused;
+	row->last_overflow = hz->refused_at;
+	LWLockRelease(hz->lock);
+}

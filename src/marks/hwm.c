@@ -1,0 +1,350 @@
+/*
+ * hwm.c
+ *		High-water marks that make ID uniqueness survive crashes, restarts and
+ *		standby promotion.
+ *
+ * Each layout has a mark: every tick of it that idgen has used starts below
+ * the mark, and the mark is durable before any tick below it is used.  It is
+ * written to the file idgen_hwm in the data directory (fsynced, renamed into
+ * place) and logged in WAL through a custom resource manager, flushed.  After
+ * a crash or restart the file gives each layout the floor where generation
+ * resumes, whatever the clock says; a standby replays the WAL records, so
+ * when it is promoted it resumes above every ID the old primary made before
+ * the WAL it received.
+ *
+ * A mark is Unix milliseconds together with the epoch of the layout when it
+ * was written.  If the epoch has changed since (idgen.epoch, for the default
+ * layout), the mark is moved with it, so that it still bounds the time field
+ * values already used: moving the epoch can never repeat an ID.  Marks are
+ * per layout, so that one layout that borrowed far ahead of the clock does
+ * not hold back the others after a restart, and per node id (with
+ * idgen.node_bits), as IDs of another node id never equal this one's: after
+ * the clock jumped far ahead and back, a server moved to a node id that
+ * never generated resumes from the clock at once.  A mark of another node
+ * id binds this one when node_bits differ (the machine fields may overlap);
+ * marks written without a node id (by idgen 1.2, and the overflow mark)
+ * bind every node id.
+ *
+ * The table of marks holds idgen.max_marks entries, or more when the file
+ * has more lines at server start, so that every mark the file keeps gets an
+ * entry of its own.  A mark that finds the table full is kept in a mark it
+ * shares with others, which binds in every way each of them did; the first
+ * such mark of a server run is logged, and idgen_capacity counts them:
+ *
+ *	- a mark of the default layout, whose epoch may move (idgen.epoch), goes
+ *	  to the layout's mark of every node id, which moves with the epoch;
+ *	- another layout's mark of a node id goes to the overflow mark of the
+ *	  node id ("*" with the node id and node_bits), which binds every layout
+ *	  of that node id, and of every node id under other node_bits; a node
+ *	  id that never generated is not bound by it, so after a clock jump it
+ *	  still starts from the clock;
+ *	- a mark that finds no room even there (another node id's, replayed or
+ *	  read), or of every node id, goes to "*" alone, which binds every
+ *	  layout and node id, in Unix milliseconds.
+ *
+ * The default layout's marks of this node id and of every node id, and the
+ * overflow mark of this node id, never lack an entry: other marks leave
+ * room for them (HWM_RESERVED).  Overflow marks never hold the default
+ * layout's marks, so they need not move with an epoch.  An overflow mark
+ * that layouts generate in starts above every mark that binds any of them,
+ * as their own entries would.
+ *
+ * This file keeps the table and its entries.  Loading and writing the
+ * file at startup and moving marks with their epochs are hwm_load.c's,
+ * reserving and raising marks hwm_reserve.c's, their WAL records and redo
+ * hwm_xlog.c's; the file format is hwm_file.c's, the writer hwm_writer.c's,
+ * the dispatch of redo rmgr.c's.
+ * Locking, field by field, is in hwm_shared.h.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "base/layout.h"
+#include "base/settings.h"
+#include "hwm_shared.h"
+
+HwmShared  *hwm = NULL;
+
+/* Entries of the table, fixed when the postmaster first asks for it. */
+static int	hwm_nentries = 0;
+
+/*
+ * idgen.max_marks, or room for every line of the file and the marks this
+ * server's node id may need, when the file has more lines (the setting was
+ * lowered, or the file comes from a server that kept more), up to the
+ * setting's maximum: a file of garbage must not take the memory.
+ */
+static int
+hwm_entries(void)
+{
+	if (hwm_nentries == 0)
+		hwm_nentries = Max(idgen_max_marks,
+						   Min(hwm_file_lines() + 1 + HWM_RESERVED, SETTINGS_MAX_MAX_MARKS));
+	return hwm_nentries;
+}
+
+static Size
+hwm_shmem_size(void)
+{
+	return MAXALIGN(add_size(offsetof(HwmShared, entries),
+							 mul_size(hwm_entries(), sizeof(HwmEntry))));
+}
+
+void
+hwm_shmem_request(void)
+{
+	RequestAddinShmemSpace(hwm_shmem_size());
+	RequestNamedLWLockTranche("idgen mark", 1);
+}
+
+int64
+hwm_mark(HwmEntry *e)
+{
+	return (int64) pg_atomic_read_u64(&e->mark);
+}
+
+bool
+hwm_is_default(const char *name)
+{
+	return layout_builtin(name) == layout_default();
+}
+
+HwmEntry *
+hwm_find(const char *name, int node, int node_bits)
+{
+	for (int i = 0; i < hwm->end; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+
+		if (strcmp(e->name, name) == 0 && e->node == node &&
+			(node == HWM_ANY_NODE || e->node_bits == node_bits))
+			return e;
+	}
+	return NULL;
+}
+
+/* Is this one of the marks other marks leave room for (HWM_RESERVED)? */
+static bool
+hwm_reserved(const char *name, int node, int node_bits)
+{
+	if (hwm_is_default(name) && node == HWM_ANY_NODE)
+		return true;
+	return node == idgen_node_id && node_bits == idgen_node_bits &&
+		(hwm_is_default(name) || strcmp(name, HWM_OVERFLOW) == 0);
+}
+
+/*
+ * A new entry starting at the overflow floor, or NULL when the table is
+ * full.  At startup (anywhere) a mark may take any free entry, as the table
+ * has room for the whole file; later, marks that are not reserved leave
+ * HWM_RESERVED entries free.
+ */
+static HwmEntry *
+hwm_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+{
+	HwmEntry   *overflow = hwm_overflow();
+
+	if (hwm->used >= hwm->capacity ||
+		(!anywhere && hwm->used >= hwm->capacity - HWM_RESERVED &&
+		 !hwm_reserved(name, node, node_bits)))
+		return NULL;
+	for (int i = 1; i < hwm->capacity; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+
+		if (e->name[0] != '\0')
+			continue;
+		strlcpy(e->name, name, NAMEDATALEN);
+		e->node = node;
+		e->node_bits = node == HWM_ANY_NODE ? 0 : node_bits;
+		e->epoch_ms = strcmp(name, HWM_OVERFLOW) == 0 ? 0 : epoch_ms;
+		hwm_set(&e->floor, hwm_read(&overflow->floor));
+		hwm_set(&e->shared_floor, hwm_read(&overflow->floor));
+		e->epoch_later = false;
+		pg_atomic_write_u64(&e->mark, (uint64) hwm_read(&overflow->floor));
+		pg_atomic_write_u64(&e->requested, 0);
+		pg_atomic_write_u64(&e->retired, 0);
+		pg_atomic_write_u64(&e->confirmed, 0);
+		hwm->used++;
+		hwm->end = Max(hwm->end, i + 1);
+		return e;
+	}
+	return NULL;
+}
+
+/*
+ * Frees an entry whose mark another one now holds: only at startup.  Its
+ * marks are cleared, so that the writer, which reads them without the
+ * lock, finds nothing to confirm there.
+ */
+void
+hwm_remove(HwmEntry *e)
+{
+	memset(e->name, 0, NAMEDATALEN);
+	pg_atomic_write_u64(&e->mark, 0);
+	pg_atomic_write_u64(&e->requested, 0);
+	pg_atomic_write_u64(&e->retired, 0);
+	pg_atomic_write_u64(&e->confirmed, 0);
+	hwm->used--;
+}
+
+HwmEntry *
+hwm_find_or_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+{
+	HwmEntry   *e = hwm_find(name, node, node_bits);
+
+	return e ? e : hwm_add(name, epoch_ms, node, node_bits, anywhere);
+}
+
+/*
+ * Raises e's mark and floor to at least mark, counted from epoch_ms.  The
+ * overflow marks serve layouts of any epoch, so they keep Unix milliseconds
+ * as they are.
+ */
+void
+hwm_merge(HwmEntry *e, int64 epoch_ms, int64 mark)
+{
+	if (!hwm_is_overflow(e))
+		mark = hwm_convert(mark, epoch_ms, e->epoch_ms);
+	hwm_set(&e->floor, Max(hwm_read(&e->floor), mark));
+	if (mark > (int64) pg_atomic_read_u64(&e->mark))
+		pg_atomic_write_u64(&e->mark, (uint64) mark);
+}
+
+/* Counts a mark that found no entry of its own, and logs the first one. */
+static void
+hwm_note_full(const char *name, int node, const HwmEntry *shared)
+{
+	hwm->overflows++;
+	hwm->last_overflow = GetCurrentTimestamp();
+	if (hwm->full_warned)
+		return;
+	hwm->full_warned = true;
+	ereport(WARNING,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("table of idgen high-water marks is full"),
+			 errdetail("The mark of layout \"%s\" for %s is kept in a mark it shares (\"%s\" for %s), which holds back every layout it binds until the clock passes it; IDs stay unique.",
+					   name,
+					   node == HWM_ANY_NODE ? "every node id" : psprintf("node id %d", node),
+					   shared->name,
+					   shared->node == HWM_ANY_NODE ? "every node id" : psprintf("node id %d", shared->node)),
+			 errhint("Raise %s and restart the server; the table has %d entries.",
+					 "idgen.max_marks", hwm->capacity)));
+}
+
+/*
+ * Where a mark that found the table full is kept, binding every layout,
+ * node id, node_bits and epoch it did (the header comment says which).
+ */
+static HwmEntry *
+hwm_entry_shared(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+{
+	HwmEntry   *e;
+
+	if (hwm_is_default(name))
+	{
+		e = hwm_find_or_add(name, epoch_ms, HWM_ANY_NODE, 0, anywhere);
+		/* HWM_RESERVED keeps room for it. */
+		if (e == NULL)
+			elog(ERROR, "idgen: no room for the mark of layout \"%s\" of every node id", name);
+	}
+	else
+	{
+		e = NULL;
+		if (node != HWM_ANY_NODE)
+			e = hwm_find_or_add(HWM_OVERFLOW, 0, node, node_bits, anywhere);
+		if (e == NULL)
+			e = hwm_overflow();
+	}
+	hwm_note_full(name, node, e);
+	return e;
+}
+
+/*
+ * The entry of a layout and node id, added if need be; a shared one when
+ * the table is full.
+ */
+HwmEntry *
+hwm_entry(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+{
+	HwmEntry   *e = hwm_find_or_add(name, epoch_ms, node, node_bits, anywhere);
+
+	return e ? e : hwm_entry_shared(name, epoch_ms, node, node_bits, anywhere);
+}
+
+/*
+ * Can IDs below other's mark equal IDs that a node id, under node_bits,
+ * makes in layout name?  Overflow marks stand for every layout.
+ */
+bool
+hwm_binds(const HwmEntry *other, const char *name, int node, int node_bits)
+{
+	return other->name[0] != '\0' &&
+		(hwm_is_overflow(other) || strcmp(other->name, name) == 0) &&
+		(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);
+}
+
+/* The entry a mark read from the file or the WAL belongs to. */
+HwmEntry *
+hwm_entry_named(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+{
+	if (strcmp(name, HWM_OVERFLOW) == 0 && node == HWM_ANY_NODE)
+		return hwm_overflow();
+	return hwm_entry(name, epoch_ms, node, node_bits, anywhere);
+}
+
+/*
+ * Runs in the postmaster at startup and after every crash reinitialisation,
+ * and in every process that attaches (EXEC_BACKEND).  The file's client
+ * registered before (idgen.c calls it first).
+ */
+void
+hwm_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	hwm = ShmemInitStruct("idgen high-water marks", hwm_shmem_size(), &found);
+	if (!found)
+	{
+		memset(hwm, 0, hwm_shmem_size());
+		hwm->lock = &(GetNamedLWLockTranche("idgen mark"))[0].lock;
+		hwm->capacity = hwm_entries();
+		for (int i = 0; i < hwm->capacity; i++)
+		{
+			pg_atomic_init_u64(&hwm->entries[i].mark, 0);
+			pg_atomic_init_u64(&hwm->entries[i].requested, 0);
+			pg_atomic_init_u64(&hwm->entries[i].retired, 0);
+			pg_atomic_init_u64(&hwm->entries[i].confirmed, 0);
+			pg_atomic_init_u64(&hwm->entries[i].floor, 0);
+			pg_atomic_init_u64(&hwm->entries[i].shared_floor, 0);
+		}
+		ConditionVariableInit(&hwm->confirmed_cv);
+		strlcpy(hwm_overflow()->name, HWM_OVERFLOW, NAMEDATALEN);
+		hwm_overflow()->node = HWM_ANY_NODE;
+		hwm->used = hwm->end = 1;
+		hwm->default_epoch_read = PG_INT64_MIN;
+		pg_atomic_init_u64(&hwm->logged_lsn, 0);
+		hwm_load();
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* The table's row of idgen_capacity. */
+void
+hwm_capacity(IdgenCapacity *row)
+{
+	settings_require_preloaded(hwm != NULL);
+	row->name = "marks";
+	row->setting = "idgen.max_marks";
+	LWLockAcquire(hwm->lock, LW_SHARED);
+	row->capacity = hwm->capacity;
+	row->in_use = hwm->used;
+	row->overflows = hwm->overflows;
+	row->last_overflow = hwm->last_overflow;
+	LWLockRelease(hwm->lock);
+}

@@ -1,0 +1,127 @@
+/*
+ * hwm_xlog.c
+ *		High-water marks in WAL: each mark raised is logged in a record of
+ *		idgen's resource manager and flushed before it is published, the
+ *		LSN synchronous standbys confirm, and the replay of a record
+ *		(rmgr.c dispatches it here).
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
+#include "miscadmin.h"
+
+#include "base/idgen_xlog.h"
+#include "hwm_shared.h"
+
+/*
+ * Logs e's mark: a mark of every node id in the record standbys of every
+ * version read, one of a node id in the record of 1.3 and later.  Returns
+ * the record's end for the caller to flush.
+ */
+XLogRecPtr
+hwm_log_mark(const HwmEntry *e, int64 mark_ms)
+{
+	xl_idgen_mark rec = {0};
+	xl_idgen_mark_node nrec = {0};
+
+	XLogBeginInsert();
+	if (e->node != HWM_ANY_NODE)
+	{
+		nrec.epoch_ms = e->epoch_ms;
+		nrec.mark_ms = mark_ms;
+		nrec.node = e->node;
+		nrec.node_bits = e->node_bits;
+		strlcpy(nrec.layout, e->name, NAMEDATALEN);
+		XLogRegisterData((char *) &nrec, SizeOfIdgenMarkNode);
+		return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK_NODE);
+	}
+	rec.epoch_ms = e->epoch_ms;
+	rec.mark_ms = mark_ms;
+	strlcpy(rec.layout, e->name, NAMEDATALEN);
+	XLogRegisterData((char *) &rec, SizeOfIdgenMark);
+	return XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_MARK);
+}
+
+/*
+ * Marks published from now on have their records at or before end: the
+ * mark writer has synchronous standbys confirm that LSN.  Under the lock,
+ * before the marks are published.
+ */
+void
+hwm_logged(XLogRecPtr end)
+{
+	pg_atomic_write_u64(&hwm->logged_lsn, (uint64) end);
+	pg_write_barrier();
+}
+
+/*
+ * The LSN the mark writer waits for, covering the records of every mark
+ * read before the call: the end of the newest MARK record.  Not the flush
+ * pointer, which a committing backend may be waiting for at the same time:
+ * PostgreSQL's queue of synchronous-replication waiters holds distinct
+ * LSNs (an assertion fails otherwise).  Marks the server started with have
+ * no record in this run yet: the first call logs them.
+ */
+XLogRecPtr
+hwm_confirmable_lsn(void)
+{
+	XLogRecPtr	end = InvalidXLogRecPtr;
+
+	pg_read_barrier();
+	if (pg_atomic_read_u64(&hwm->logged_lsn) != 0 || hwm->corrupt)
+		return (XLogRecPtr) pg_atomic_read_u64(&hwm->logged_lsn);
+	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < hwm->end && pg_atomic_read_u64(&hwm->logged_lsn) == 0; i++)
+	{
+		HwmEntry   *e = &hwm->entries[i];
+
+		if (e->name[0] != '\0' && hwm_mark(e) > 0)
+			end = hwm_log_mark(e, hwm_mark(e));
+	}
+	if (end != InvalidXLogRecPtr)
+	{
+		XLogFlush(end);
+		hwm_logged(end);
+	}
+	LWLockRelease(hwm->lock);
+	return (XLogRecPtr) pg_atomic_read_u64(&hwm->logged_lsn);
+}
+
+/*
+ * Replay of a mark (rmgr.c), on a standby or in crash recovery: nothing is
+ * generated during recovery, so the floor follows the mark, and the file
+ * keeps it across a restart of the standby.  A mark new to the table moves
+ * with its layout's epoch as startup moves the file's, so that after
+ * promotion every mark counts from this server's epoch.  In crash recovery
+ * the file is written before the WAL record, so a record above the file
+ * means the file was put back from an older copy.
+ */
+void
+hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int node_bits)
+{
+	HwmEntry   *e;
+
+	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
+	e = hwm_entry_named(layout, epoch_ms, node, node_bits, false);
+	hwm_move_epoch(e);
+	if (!hwm_is_overflow(e))
+		mark_ms = hwm_convert(mark_ms, epoch_ms, e->epoch_ms);
+	if (mark_ms > hwm_mark(e))
+	{
+		if (!ArchiveRecoveryRequested && !hwm->restore_warned)
+		{
+			hwm->restore_warned = true;
+			ereport(WARNING,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("idgen high-water mark file \"%s\" was behind the WAL", HWM_FILE),
+					 errdetail("It may have been put back from an older copy. The WAL's marks are used."),
+					 errhint("Do not restore \"%s\" on its own; it belongs with the data directory it was taken from.",
+							 HWM_FILE)));
+		}
+		hwm_merge(e, e->epoch_ms, mark_ms);
+		hwm_write(NULL);
+	}
+	LWLockRelease(hwm->lock);
+}

@@ -1,0 +1,450 @@
+/*
+ * provenance.c
+ *		Whether this server's high-water marks cover the IDs its databases
+ *		hold.
+ *
+ * Marks live in the data directory, and two ways of moving data leave them
+ * behind: pg_upgrade copies tables but not idgen_hwm, and a dump restored
+ * into a new cluster brings only rows.  A server that then generates with
+ * the old node id from a clock behind the old IDs repeats them; so does a
+ * server whose idgen_hwm was deleted once a checkpoint had removed the WAL
+ * copy of its marks.  Nothing at startup can tell such a server from a new
+ * one, so the evidence travels with the data and the marks:
+ *
+ *	- the extension's configuration table idgen_system holds the system
+ *	  identifier of every cluster where the extension was created, updated
+ *	  or, after pg_upgrade, first generated in the database, with the epoch
+ *	  of its default layout (provenance_table.c); pg_dump and pg_upgrade
+ *	  carry its rows;
+ *	- idgen_hwm holds, in a comment line older versions skip, the system
+ *	  identifiers of the clusters whose IDs its marks cover: the server's
+ *	  own, and those of the clusters the file was copied from (README's way
+ *	  of moving it on, which keeps working);
+ *	- idgen_node says, since 1.5, that the directory kept idgen_hwm (written
+ *	  at every start from then on), so a missing file is a lost one.
+ *
+ * Before a backend first generates, it compares its database's rows with
+ * the marks.  A cluster the marks do not cover, or marks lost, make the
+ * whole server refuse, as IDs of every database share the layouts'
+ * definitions, until idgen_resume_after() raises every mark past the old
+ * IDs, records the clusters, and the server restarts (backends that
+ * generated before the refusal hold states below the new marks).  The
+ * refusal is sticky and reaches every backend, also one that passed its
+ * own check long ago: each looks at it where a tick starts
+ * (provenance_check_tick()), never per ID.
+ *
+ * Locking: lock guards systems, nsystems, lost and foreign (the cluster
+ * named, the one recorded last among those found); refusing is set once,
+ * under it, and read without it by backends about to refuse (a stale read
+ * only delays the refusal to the backend's next tick, which reads the
+ * reason under the lock).
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "commands/dbcommands.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "base/clock.h"
+#include "base/layout.h"
+#include "base/settings.h"
+#include "clone.h"
+#include "marks/hwm.h"
+#include "provenance.h"
+#include "provenance_table.h"
+
+#define PROVENANCE_LINE			"# systems"
+#define PROVENANCE_MAX_SYSTEMS	64
+
+typedef struct ProvenanceShared
+{
+	LWLock	   *lock;
+	bool		lost;			/* idgen_hwm is missing from a directory that kept it */
+	bool		refusing;		/* lost, or a database held IDs the marks miss */
+	bool		resumed;		/* idgen_resume_after() ran: restart */
+	uint64		foreign;		/* the cluster whose IDs the marks miss */
+	TimestampTz foreign_recorded_at;	/* its row's */
+	char		foreign_db[NAMEDATALEN];
+	int			nsystems;
+	uint64		systems[PROVENANCE_MAX_SYSTEMS];	/* clusters the marks cover */
+	int64		epoch_ms;		/* the earliest idgen.epoch of IDs they cover */
+} ProvenanceShared;
+
+static ProvenanceShared *prov = NULL;
+
+/* Until shared memory is attached, a refusal that is never set. */
+static const bool never_refusing = false;
+const bool *provenance_refusing = &never_refusing;
+
+/* This backend's database was found covered. */
+static bool checked = false;
+
+/* This cluster has its row in the database's idgen_system. */
+static bool self_recorded = false;
+
+/* Makes the backend call provenance_require() again (generator.c). */
+static void (*recheck_hook) (void) = NULL;
+
+PG_FUNCTION_INFO_V1(idgen_resume_after);
+
+void
+provenance_shmem_request(void)
+{
+	RequestAddinShmemSpace(MAXALIGN(sizeof(ProvenanceShared)));
+	RequestNamedLWLockTranche("idgen provenance", 1);
+}
+
+static bool provenance_load_line(const char *line);
+static void provenance_write_line(StringInfo buf);
+static bool provenance_settle(bool file_found);
+
+/*
+ * The systems line of idgen_hwm is ours; hwm_load.c reads and writes the
+ * file and hands the line here, without knowing this module: provenance.c
+ * calls the marks (hwm_raise_all), never the other way round.
+ */
+static const HwmFileClient provenance_client = {
+	.load_line = provenance_load_line,
+	.write_line = provenance_write_line,
+	.settle = provenance_settle,
+};
+
+/*
+ * Before hwm_load.c loads the file, whose systems line comes here; in every
+ * process, as hwm_load.c writes the file in backends too.
+ */
+void
+provenance_shmem_startup(void)
+{
+	bool		found;
+
+	hwm_set_file_client(&provenance_client);
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	prov = ShmemInitStruct("idgen provenance", MAXALIGN(sizeof(ProvenanceShared)), &found);
+	if (!found)
+	{
+		memset(prov, 0, sizeof(ProvenanceShared));
+		prov->lock = &(GetNamedLWLockTranche("idgen provenance"))[0].lock;
+		prov->epoch_ms = PG_INT64_MAX;
+	}
+	LWLockRelease(AddinShmemInitLock);
+	provenance_refusing = &prov->refusing;
+}
+
+static bool
+provenance_covers(uint64 system)
+{
+	for (int i = 0; i < prov->nsystems; i++)
+		if (prov->systems[i] == system)
+			return true;
+	return false;
+}
+
+/* false when the table is full */
+static bool
+provenance_add(uint64 system)
+{
+	if (provenance_covers(system))
+		return true;
+	if (prov->nsystems >= PROVENANCE_MAX_SYSTEMS)
+		return false;
+	prov->systems[prov->nsystems++] = system;
+	return true;
+}
+
+/*
+ * A comment line of idgen_hwm: "# systems @<epoch ms> <id>..." (or "-" for
+ * the ids, marks lost) is ours; other comments are not.  False when ours is
+ * malformed.
+ */
+static bool
+provenance_load_line(const char *line)
+{
+	const char *p = line + strlen(PROVENANCE_LINE);
+
+	if (strncmp(line, PROVENANCE_LINE, strlen(PROVENANCE_LINE)) != 0 || (*p != ' ' && *p != '\0'))
+		return true;
+	p += strspn(p, " ");
+	while (*p != '\0')
+	{
+		char	   *end = (char *) p + 1;
+		bool		epoch = *p == '@';
+
+		errno = 0;
+		if (*p == '-')
+			prov->lost = true;
+		else if (epoch)
+			prov->epoch_ms = strtoll(p + 1, &end, 10);
+		else if (!provenance_add(strtoull(p, &end, 10)))
+			return false;
+		if (end == p + epoch || errno != 0 || (*end != ' ' && *end != '\0'))
+			return false;
+		p = end + strspn(end, " ");
+	}
+	return true;
+}
+
+/* The line, for hwm_load.c writing the file under its lock. */
+static void
+provenance_write_line(StringInfo buf)
+{
+	LWLockAcquire(prov->lock, LW_SHARED);
+	appendStringInfoString(buf, PROVENANCE_LINE);
+	appendStringInfo(buf, " @" INT64_FORMAT, prov->epoch_ms);
+	if (prov->lost)
+		appendStringInfoString(buf, " -");
+	else
+		for (int i = 0; i < prov->nsystems; i++)
+			appendStringInfo(buf, " " UINT64_FORMAT, prov->systems[i]);
+	appendStringInfoChar(buf, '\n');
+	LWLockRelease(prov->lock);
+}
+
+/*
+ * At startup, once the file is read: a missing file is a new directory's,
+ * or a lost one's if the directory kept it before (idgen_node); a file
+ * without the line (before 1.5) covers this cluster.  The marks cover this
+ * cluster from now on unless they were lost.
+ */
+static bool
+provenance_settle(bool file_found)
+{
+	uint64		self = GetSystemIdentifier();
+	int			before = prov->nsystems;
+	int64		epoch_before = prov->epoch_ms;
+
+	if (!file_found && clone_kept_marks())
+	{
+		prov->lost = true;
+		ereport(WARNING,
+				(errcode(ERRCODE_UNDEFINED_FILE),
+				 errmsg("idgen high-water mark file \"%s\" is missing from a data directory that kept it",
+						"idgen_hwm"),
+				 errdetail("Without it idgen cannot tell which IDs this server issued before; generation refuses until told."),
+				 errhint("Stop the server and put the file back from a backup of this data directory, or see idgen_resume_after() in the troubleshooting guide.")));
+	}
+	if (prov->lost)
+		prov->refusing = true;
+	else
+		(void) provenance_add(self);
+	prov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms);
+	return !file_found || prov->nsystems != before || prov->epoch_ms != epoch_before;
+}
+
+/*
+ * The system identifier in idgen_system that the marks do not cover, or 0:
+ * of those, the one recorded last, whose marks (copied by pg_upgrade from
+ * the ones before, or raised above theirs) cover the others.  0 too where
+ * the table does not exist.  Notes whether this cluster has its row.
+ */
+static uint64
+provenance_uncovered(TimestampTz *recorded_at)
+{
+	ProvenanceRow *rows;
+	int			n = provenance_table_read(&rows);
+	uint64		uncovered = 0;
+	TimestampTz newest = DT_NOBEGIN;
+
+	self_recorded = false;
+	LWLockAcquire(prov->lock, LW_SHARED);
+	for (int i = 0; i < n; i++)
+	{
+		self_recorded |= provenance_table_is_self(&rows[i], prov->epoch_ms);
+		if (!provenance_covers(rows[i].system) &&
+			(uncovered == 0 || rows[i].recorded_at >= newest))
+		{
+			uncovered = rows[i].system;
+			newest = rows[i].recorded_at;
+		}
+	}
+	LWLockRelease(prov->lock);
+	if (rows != NULL)
+		pfree(rows);
+	*recorded_at = newest;
+	return uncovered;
+}
+
+/*
+ * Why the server refuses, read under the lock, as provenance_check_tick()
+ * read the refusal without it.
+ */
+pg_noinline void
+provenance_refuse(void)
+{
+	ProvenanceShared why;
+
+	LWLockAcquire(prov->lock, LW_SHARED);
+	why.resumed = prov->resumed;
+	why.lost = prov->lost;
+	why.foreign = prov->foreign;
+	strlcpy(why.foreign_db, prov->foreign_db, NAMEDATALEN);
+	LWLockRelease(prov->lock);
+	if (why.resumed)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen generation resumes after a restart"),
+				 errdetail("idgen_resume_after() raised the high-water marks; backends that generated before hold states below them."),
+				 errhint("Restart the server.")));
+	if (why.lost)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen high-water marks were lost: \"%s\" is missing from a data directory that kept it",
+						"idgen_hwm"),
+				 errdetail("IDs this server issued before could be issued again."),
+				 errhint("Stop the server and put \"%s\" back from a backup of this data directory; or, as a superuser, run SELECT idgen_resume_after(t), t being a time after every ID this server issued, and restart the server.",
+						 "idgen_hwm")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("database \"%s\" holds idgen IDs of another cluster (system identifier " UINT64_FORMAT "), whose high-water marks this server does not have",
+					why.foreign_db, why.foreign),
+			 errdetail("The database was moved here by pg_upgrade or a restored dump; IDs made here could repeat the old cluster's."),
+			 errhint("Stop this server and copy \"%s\" from the data directory of the cluster with system identifier " UINT64_FORMAT " (pg_controldata shows it) into this one; or, as a superuser, run SELECT idgen_resume_after(t) in database \"%s\", t being a time after every ID that cluster issued, and restart the server.",
+					 "idgen_hwm", why.foreign, why.foreign_db)));
+}
+
+void
+provenance_set_recheck_hook(void (*hook) (void))
+{
+	recheck_hook = hook;
+}
+
+/*
+ * The row of this cluster that this backend added was rolled back with
+ * its transaction: the backend checks again, and adds it again, before its
+ * next ID (provenance_table.c calls this).
+ */
+static void
+provenance_row_lost(void)
+{
+	checked = false;
+	if (recheck_hook != NULL)
+		recheck_hook();
+}
+
+/*
+ * Makes the whole server refuse when system, a cluster whose IDs this
+ * database holds (its row recorded at recorded_at), is one the marks do
+ * not cover; true then.  The refusal names the cluster recorded last,
+ * whose marks cover those before it.
+ */
+bool
+provenance_note_system(uint64 system, TimestampTz recorded_at)
+{
+	bool		covered;
+
+	if (prov == NULL)
+		return false;			/* not preloaded: nothing generates */
+	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+	covered = provenance_covers(system);
+	if (!covered && (prov->foreign == 0 || recorded_at >= prov->foreign_recorded_at))
+	{
+		prov->foreign = system;
+		prov->foreign_recorded_at = recorded_at;
+		strlcpy(prov->foreign_db, get_database_name(MyDatabaseId), NAMEDATALEN);
+	}
+	prov->refusing |= !covered;
+	LWLockRelease(prov->lock);
+	return !covered;
+}
+
+/*
+ * Makes the whole server refuse when this database holds IDs of a cluster
+ * the marks do not cover; true then.
+ */
+static bool
+provenance_check_database(void)
+{
+	uint64		uncovered;
+	TimestampTz recorded_at;
+
+	uncovered = provenance_uncovered(&recorded_at);
+	return uncovered != 0 && provenance_note_system(uncovered, recorded_at);
+}
+
+/*
+ * Before this backend first generates: refuses while the server does, or
+ * when this database holds IDs of a cluster the marks do not cover, which
+ * makes the whole server refuse.  A database that pg_upgrade brought gets
+ * this cluster's row.
+ */
+void
+provenance_require(void)
+{
+	if (likely(checked))
+		return;
+	if (prov->refusing || provenance_check_database())
+		provenance_refuse();
+	if (!self_recorded)
+		provenance_table_record_self(provenance_row_lost, prov->epoch_ms);
+	checked = true;
+}
+
+/*
+ * idgen_resume_after(after timestamptz): the way out of a refusal, for whoever
+ * knows when the old cluster (or this server, before its marks were lost)
+ * issued its last ID.  Raises every mark past after, and records that the
+ * marks now cover the clusters of this database's idgen_system; generation
+ * resumes at the next restart.
+ */
+Datum
+idgen_resume_after(PG_FUNCTION_ARGS)
+{
+	int64		after_ms = clock_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0));
+	int64		now = clock_now_ms();
+	uint64		uncovered;
+	TimestampTz recorded_at;
+	int64		lead;
+
+	if (prov == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen must be loaded via shared_preload_libraries"),
+				 errhint("Add idgen to shared_preload_libraries in postgresql.conf and restart the server.")));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot raise idgen high-water marks during recovery"),
+				 errhint("Run idgen_resume_after() on the primary.")));
+	if (after_ms - now > idgen_limits.max_clock_regression_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("time %s is more than idgen.max_clock_regression_ms ahead of the clock",
+						timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),
+				 errdetail("Generation would refuse until the clock passes it."),
+				 errhint("Pass the time of the newest ID issued, or wait until the clock is near it.")));
+	while ((uncovered = provenance_uncovered(&recorded_at)) != 0)
+	{
+		LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+		if (!provenance_add(uncovered))
+		{
+			LWLockRelease(prov->lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("idgen high-water marks cover %d clusters already", PROVENANCE_MAX_SYSTEMS),
+					 errhint("Delete the rows of idgen_system that name clusters no longer in use, and try again.")));
+		}
+		LWLockRelease(prov->lock);
+	}
+	lead = provenance_table_epoch_lead();
+	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+	prov->lost = false;
+	(void) provenance_add(GetSystemIdentifier());
+	/* this cluster now holds IDs of that epoch: its own rows will say so */
+	prov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms - lead);
+	prov->resumed = true;
+	prov->refusing = true;
+	LWLockRelease(prov->lock);
+	/* durable with the marks: the file carries the systems line */
+	hwm_raise_all(Max(after_ms, 0) + 1, Max(after_ms, 0) + 1 + lead);
+	ereport(NOTICE,
+			(errmsg("idgen high-water marks raised past %s",
+					timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),
+			 errhint("Restart the server to generate again.")));
+	PG_RETURN_VOID();
+}

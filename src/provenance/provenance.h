@@ -1,0 +1,39 @@
+/*
+ * provenance.h
+ *		Whether this server's high-water marks cover the IDs its databases
+ *		hold: marks lost with their file, or IDs brought from another cluster
+ *		by pg_upgrade or a restored dump, make generation refuse until told.
+ */
+#ifndef IDGEN_PROVENANCE_H
+#define IDGEN_PROVENANCE_H
+
+#include "base/compat.h"
+#include "datatype/timestamp.h"
+
+extern void provenance_shmem_request(void);
+/* before hwm_shmem_startup(): registers its line of idgen_hwm with hwm.c */
+extern void provenance_shmem_startup(void);
+
+/* generator.c, before a backend first generates */
+extern void provenance_require(void);
+extern void provenance_set_recheck_hook(void (*hook) (void));
+
+/* provenance_trigger.c, when a row arrives in idgen_system */
+extern bool provenance_note_system(uint64 system, TimestampTz recorded_at);
+
+/* The server's refusal, in shared memory: set once, never cleared. */
+extern const bool *provenance_refusing;
+pg_noreturn extern void provenance_refuse(void);
+
+/*
+ * Where a tick starts (generator.c), never per ID: once the server refuses,
+ * every backend does, whatever it generated before, until a restart.
+ */
+static inline void
+provenance_check_tick(void)
+{
+	if (unlikely(*(volatile const bool *) provenance_refusing))
+		provenance_refuse();
+}
+
+#endif							/* IDGEN_PROVENANCE_H */
