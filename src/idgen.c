@@ -71,4 +71,7 @@ _PG_init(void)
 	rmgr_register();
 	hwm_writer_register();
 	lease_configure();
+	/* a server that cannot generate must not hold a node id another could use */
+	if (lease_on && settings_all_valid())
+		lease_worker_register();
 }

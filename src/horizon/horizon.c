@@ -42,9 +42,9 @@
  * stays true (F is at or above it forever, and across restarts through the
  * mark), so returning the largest value computed so far keeps it monotonic.
  *
- * This file keeps the shared state, the transactions' side and the
- * computation; the prepared transactions' table and the file idgen_horizon
- * are horizon_file.c's, the SQL functions horizon_sql.c's.
+ * This file keeps the transactions' side and the computation; the shared
+ * state, the prepared transactions' table and the file idgen_horizon are
+ * horizon_file.c's, the SQL functions horizon_sql.c's.
  * Locking is in horizon_shared.h.
  */
 #include "postgres.h"
@@ -55,7 +55,6 @@
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
-#include "storage/shmem.h"
 
 #include "base/clock.h"
 #include "base/compat.h"
@@ -68,66 +67,7 @@
 
 int64		horizon_xact_ms = PG_INT64_MAX;
 
-HorizonShared *hz = NULL;
 static pg_atomic_uint64 *my_oldest = NULL;
-
-static int
-horizon_nbackends(void)
-{
-	return MaxBackends + 1;		/* backend ids count from 1 before PG 17 */
-}
-
-static int
-horizon_max_prepared(void)
-{
-	return max_prepared_xacts + 8;	/* room for PREPAREs that will fail */
-}
-
-static Size
-horizon_prepared_offset(void)
-{
-	return MAXALIGN(add_size(offsetof(HorizonShared, oldest),
-							 mul_size(horizon_nbackends(), sizeof(pg_atomic_uint64))));
-}
-
-static Size
-horizon_shmem_size(void)
-{
-	return add_size(horizon_prepared_offset(),
-					mul_size(horizon_max_prepared(), sizeof(HorizonPrepared)));
-}
-
-void
-horizon_shmem_request(void)
-{
-	RequestAddinShmemSpace(horizon_shmem_size());
-	RequestNamedLWLockTranche("idgen horizon", 1);
-}
-
-/* Runs in the postmaster at startup and after every crash reinitialisation. */
-void
-horizon_shmem_startup(void)
-{
-	bool		found;
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	hz = ShmemInitStruct("idgen horizon", horizon_shmem_size(), &found);
-	if (!found)
-	{
-		memset(hz, 0, offsetof(HorizonShared, oldest));
-		hz->lock = &(GetNamedLWLockTranche("idgen horizon"))[0].lock;
-		hz->nbackends = horizon_nbackends();
-		hz->max_prepared = horizon_max_prepared();
-		hz->prepared = (HorizonPrepared *) ((char *) hz + horizon_prepared_offset());
-		for (int i = 0; i < hz->nbackends; i++)
-			pg_atomic_init_u64(&hz->oldest[i], HORIZON_NONE);
-		horizon_load();
-		/* Every horizon returned before is at or below the mark. */
-		pg_atomic_init_u64(&hz->floor, (uint64) hz->mark);
-		pg_atomic_init_u64(&hz->returned, 0);
-	}
-	LWLockRelease(AddinShmemInitLock);
-}
 
 /* The transaction has ended (or become a prepared one): it holds nothing now. */
 static void

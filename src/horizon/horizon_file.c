@@ -1,9 +1,10 @@
 /*
  * horizon_file.c
- *		The horizon's durable state: the prepared transactions that hold
- *		IDs, the mark the floor stays below and the default layout's epoch
- *		and floor, in the file idgen_horizon, and the WAL record of a
- *		prepared transaction's entry with its redo (rmgr.c dispatches it).
+ *		The horizon's shared and durable state: its segment of shared
+ *		memory, the prepared transactions that hold IDs, the mark the floor
+ *		stays below and the default layout's epoch and floor, in the file
+ *		idgen_horizon, and the WAL record of a prepared transaction's entry
+ *		with its redo (rmgr.c dispatches it).
  */
 #include "postgres.h"
 
@@ -12,7 +13,9 @@
 #include "access/xact.h"
 #include "access/xloginsert.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "storage/procarray.h"
+#include "storage/shmem.h"
 #include "utils/timestamp.h"
 
 #include "base/compat.h"
@@ -24,6 +27,8 @@
 #include "marks/hwm.h"
 
 #define HORIZON_TMP_FILE	"idgen_horizon.tmp"
+
+HorizonShared *hz = NULL;
 
 /* One line of the file (see below); false when the file is refused. */
 static bool
@@ -116,7 +121,7 @@ horizon_settle_epoch(int64 file_epoch)
 }
 
 /* At startup, before the floor is set: the file, and the epoch settled. */
-void
+static void
 horizon_load(void)
 {
 	horizon_settle_epoch(horizon_load_file());
@@ -268,6 +273,64 @@ horizon_redo_prepared(TransactionId xid, int64 ms)
 		hz->broken = true;
 	}
 	LWLockRelease(hz->lock);
+}
+
+static int
+horizon_nbackends(void)
+{
+	return MaxBackends + 1;		/* backend ids count from 1 before PG 17 */
+}
+
+static int
+horizon_max_prepared(void)
+{
+	return max_prepared_xacts + 8;	/* room for PREPAREs that will fail */
+}
+
+static Size
+horizon_prepared_offset(void)
+{
+	return MAXALIGN(add_size(offsetof(HorizonShared, oldest),
+							 mul_size(horizon_nbackends(), sizeof(pg_atomic_uint64))));
+}
+
+static Size
+horizon_shmem_size(void)
+{
+	return add_size(horizon_prepared_offset(),
+					mul_size(horizon_max_prepared(), sizeof(HorizonPrepared)));
+}
+
+void
+horizon_shmem_request(void)
+{
+	RequestAddinShmemSpace(horizon_shmem_size());
+	RequestNamedLWLockTranche("idgen horizon", 1);
+}
+
+/* Runs in the postmaster at startup and after every crash reinitialisation. */
+void
+horizon_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	hz = ShmemInitStruct("idgen horizon", horizon_shmem_size(), &found);
+	if (!found)
+	{
+		memset(hz, 0, offsetof(HorizonShared, oldest));
+		hz->lock = &(GetNamedLWLockTranche("idgen horizon"))[0].lock;
+		hz->nbackends = horizon_nbackends();
+		hz->max_prepared = horizon_max_prepared();
+		hz->prepared = (HorizonPrepared *) ((char *) hz + horizon_prepared_offset());
+		for (int i = 0; i < hz->nbackends; i++)
+			pg_atomic_init_u64(&hz->oldest[i], HORIZON_NONE);
+		horizon_load();
+		/* Every horizon returned before is at or below the mark. */
+		pg_atomic_init_u64(&hz->floor, (uint64) hz->mark);
+		pg_atomic_init_u64(&hz->returned, 0);
+	}
+	LWLockRelease(AddinShmemInitLock);
 }
 
 /* The row of idgen_capacity for the prepared transactions' entries. */

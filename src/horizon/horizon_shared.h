@@ -2,8 +2,9 @@
  * horizon_shared.h
  *		The horizon's shared state, for the files that keep it: horizon.c
  *		(the transactions' side and the computation), horizon_file.c (the
- *		prepared transactions and the file idgen_horizon) and horizon_sql.c
- *		(the SQL functions).  Everyone else goes through horizon.h.
+ *		segment, the prepared transactions and the file idgen_horizon) and
+ *		horizon_sql.c (the SQL functions).  Everyone else goes through
+ *		horizon.h.
  *
  * Locking: lock guards prepared, nprepared, mark and the file.  floor,
  * returned and oldest[] are atomics, read and written without it.
@@ -54,7 +55,6 @@ extern void horizon_require(void);
 extern int64 horizon_compute(void);
 
 /* horizon_file.c; horizon_write_file and horizon_prune_prepared under lock */
-extern void horizon_load(void);
 extern void horizon_write_file(int64 mark, const HorizonPrepared *extra);
 extern void horizon_prune_prepared(void);
 extern void horizon_remember_prepared(TransactionId xid, int64 ms);

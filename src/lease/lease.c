@@ -28,14 +28,15 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 #include "base/clock.h"
+#include "base/compat.h"
 #include "base/conninfo.h"
 #include "base/settings.h"
-#include "gen/registry.h"
 #include "lease.h"
 
 LeaseShared *lease = NULL;
@@ -94,9 +95,6 @@ lease_configure(void)
 						idgen_lease_test_unsafe),
 				 errdetail("This server may repeat IDs another server makes, or start a node id below the IDs it made under another."),
 				 errhint("Remove %s from postgresql.conf.", "idgen.lease_test_unsafe")));
-	/* a server that cannot generate must not hold a node id another could use */
-	if (settings_all_valid())
-		lease_worker_register();
 }
 
 const char *
@@ -198,7 +196,7 @@ lease_require(void)
 
 	if (!lease_on)
 		return;
-	registry_require();
+	settings_require_preloaded(lease != NULL);
 	lease_read(&v);
 	if (v.node_id < 0)
 		lease_refuse(&v, "No node id has been leased yet.");
@@ -293,7 +291,7 @@ idgen_node_lease(PG_FUNCTION_ARGS)
 		nulls[1] = !lease_preloaded || !settings_all_valid();
 		return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 	}
-	registry_require();
+	settings_require_preloaded(lease != NULL);
 	lease_read(&v);
 	left = lease_left_us();
 	values[0] = CStringGetTextDatum("lease");

@@ -298,16 +298,14 @@ hwm_entry_named(const char *name, int64 epoch_ms, int node, int node_bits, bool 
 }
 
 /*
- * Runs in the postmaster at startup and after every crash reinitialisation,
- * and in every process that attaches (EXEC_BACKEND).  The file's client
- * registered before (idgen.c calls it first).
+ * Attaches the table, under AddinShmemInitLock; true when this made it, and
+ * the marks are still to be loaded (hwm_shmem_startup).
  */
-void
-hwm_shmem_startup(void)
+bool
+hwm_attach_table(void)
 {
 	bool		found;
 
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	hwm = ShmemInitStruct("idgen high-water marks", hwm_shmem_size(), &found);
 	if (!found)
 	{
@@ -329,9 +327,8 @@ hwm_shmem_startup(void)
 		hwm->used = hwm->end = 1;
 		hwm->default_epoch_read = PG_INT64_MIN;
 		pg_atomic_init_u64(&hwm->logged_lsn, 0);
-		hwm_load();
 	}
-	LWLockRelease(AddinShmemInitLock);
+	return !found;
 }
 
 /* The table's row of idgen_capacity. */

@@ -12,6 +12,8 @@
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
 #include "utils/timestamp.h"
 
 #include "base/clock.h"
@@ -182,7 +184,7 @@ hwm_arrange_entries(void)
  * when it was missing, so that a directory that ran idgen always has one
  * (provenance.c tells a lost file by that).
  */
-void
+static void
 hwm_load(void)
 {
 	bool		file_found;
@@ -200,6 +202,20 @@ hwm_load(void)
 		hwm_set_corrupt(detail);
 		(void) hwm_client->settle(true);
 	}
+}
+
+/*
+ * Runs in the postmaster at startup and after every crash reinitialisation,
+ * and in every process that attaches (EXEC_BACKEND).  The file's client
+ * registered before (idgen.c calls it first).
+ */
+void
+hwm_shmem_startup(void)
+{
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	if (hwm_attach_table())
+		hwm_load();
+	LWLockRelease(AddinShmemInitLock);
 }
 
 /*

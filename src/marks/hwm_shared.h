@@ -138,7 +138,8 @@ hwm_is_overflow(const HwmEntry *e)
 	return strcmp(e->name, HWM_OVERFLOW) == 0;
 }
 
-/* hwm.c: the entries */
+/* hwm.c: the entries; the table attached under AddinShmemInitLock */
+extern bool hwm_attach_table(void);
 extern bool hwm_is_default(const char *name);
 extern HwmEntry *hwm_find(const char *name, int node, int node_bits);
 extern HwmEntry *hwm_find_or_add(const char *name, int64 epoch_ms, int node,
@@ -152,7 +153,6 @@ extern HwmEntry *hwm_entry_named(const char *name, int64 epoch_ms, int node,
 extern bool hwm_binds(const HwmEntry *other, const char *name, int node, int node_bits);
 
 /* hwm_load.c: the file */
-extern void hwm_load(void);
 extern void hwm_write(const int64 *marks);
 extern void hwm_move_epoch(HwmEntry *e);
 

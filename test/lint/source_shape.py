@@ -1,17 +1,25 @@
 #!/usr/bin/python3
-"""The shape issue #30 asked of src/, kept by scripts/lint: no C file over
-450 lines, no function over 60, and no circle among the modules (a.c
-including b.h, b.c existing, is a call from a to b).  Prints what breaks a
-rule and exits 1, or prints a summary line."""
+"""The shape of src/ (issues #30 and #42), kept by scripts/lint: no C file
+over 450 lines, no function over 60, and calls that go one way.  A call is a
+symbol one object file uses and another defines (nm), so it is seen through
+any header, a shared one included.  Among files and among folders there is
+no circle, and a folder calls only the folders below it in LAYERS.  Run
+after make; prints what breaks a rule and exits 1, or prints a summary."""
 
 import glob
 import os
 import re
+import subprocess
 import sys
 
 MAX_FILE_LINES = 450
 MAX_FUNCTION_LINES = 60
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SRC = os.path.join(ROOT, "src")
+
+# The folders of src/, lowest first: each calls only those before it.  "."
+# is src/ itself, the module's entry (_PG_init, the WAL resource manager).
+LAYERS = ["base", "defs", "marks", "horizon", "lease", "provenance", "gen", "sql", "."]
 
 
 def long_functions(path, lines):
@@ -31,7 +39,7 @@ def long_functions(path, lines):
 
 
 def circles(calls):
-    """Strongly connected components of more than one module (Tarjan)."""
+    """Strongly connected components of more than one node (Tarjan)."""
     index, low, stack, on_stack, found = {}, {}, [], set(), []
 
     def visit(v):
@@ -61,11 +69,45 @@ def circles(calls):
     return found
 
 
+def symbols(obj):
+    """The global symbols an object file defines, and those it uses."""
+    out = subprocess.run(["nm", "-P", obj], check=True, capture_output=True, text=True).stdout
+    defined, used = set(), set()
+    for line in out.splitlines():
+        name, kind = line.split()[:2]
+        if kind == "U":
+            used.add(name)
+        elif kind.isupper():
+            defined.add(name)
+    return defined, used
+
+
+def call_graph(modules, problems):
+    """Module (path under src/ without ".c") -> the modules it calls."""
+    defined, used, owner = {}, {}, {}
+    for m in modules:
+        obj = os.path.join(SRC, m + ".o")
+        if not os.path.exists(obj) or os.path.getmtime(obj) < os.path.getmtime(obj[:-2] + ".c"):
+            problems.append("src/%s.o: missing or older than its source (run make first)" % m)
+            continue
+        defined[m], used[m] = symbols(obj)
+        for s in defined[m]:
+            owner[s] = m
+    return {m: {owner[s] for s in used[m] if s in owner and owner[s] != m} for m in defined}
+
+
+def report_circles(kind, calls, problems):
+    for component in circles(calls):
+        problems.append("src: a circle of calls among %s %s (%s)" % (
+            kind, ", ".join(component),
+            "; ".join("%s -> %s" % (m, ", ".join(sorted(calls[m] & set(component))))
+                      for m in component)))
+
+
 def main():
     problems = []
-    calls = {}
-    sources = sorted(glob.glob(os.path.join(ROOT, "src", "**", "*.c"), recursive=True))
-    modules = {os.path.basename(p)[:-2] for p in sources}
+    sources = sorted(glob.glob(os.path.join(SRC, "**", "*.c"), recursive=True))
+    modules = [os.path.relpath(p, SRC)[:-2] for p in sources]
     for path in sources:
         rel = os.path.relpath(path, ROOT)
         with open(path) as f:
@@ -73,20 +115,32 @@ def main():
         if len(lines) > MAX_FILE_LINES:
             problems.append("%s: %d lines (at most %d)" % (rel, len(lines), MAX_FILE_LINES))
         problems.extend(long_functions(rel, lines))
-        module = os.path.basename(path)[:-2]
-        included = re.findall(r'^#include "(\w+)\.h"', "\n".join(lines), re.M)
-        calls[module] = {m for m in included if m in modules and m != module}
-    for component in circles(calls):
-        problems.append("src: a circle of calls among %s (%s)" % (
-            ", ".join(component),
-            "; ".join("%s -> %s" % (m, ", ".join(sorted(calls[m] & set(component))))
-                      for m in component)))
+    for m in modules:
+        if (os.path.dirname(m) or ".") not in LAYERS:
+            problems.append("src/%s.c: its folder is in no layer (LAYERS in %s)"
+                            % (m, os.path.relpath(__file__, ROOT)))
+    calls = call_graph(modules, problems)
+    folder = {m: os.path.dirname(m) or "." for m in calls}
+    folders = {f: set() for f in folder.values()}
+    for m, called in calls.items():
+        for c in called:
+            if folder[c] == folder[m]:
+                continue
+            folders[folder[m]].add(folder[c])
+            if folder[c] in LAYERS and folder[m] in LAYERS and \
+                    LAYERS.index(folder[c]) > LAYERS.index(folder[m]):
+                problems.append("src/%s.c calls up, into src/%s.c (%s is below %s in LAYERS)"
+                                % (m, c, folder[m], folder[c]))
+    report_circles("files", calls, problems)
+    report_circles("folders", folders, problems)
     for p in problems:
         print(p)
     if problems:
         return 1
-    print("source shape: %d C files, none over %d lines, no function over %d, no circle"
-          % (len(sources), MAX_FILE_LINES, MAX_FUNCTION_LINES))
+    print("source shape: %d C files in %d folders, none over %d lines, no function over %d;"
+          " %d calls between files, none in a circle, none up a folder"
+          % (len(sources), len(folders), MAX_FILE_LINES, MAX_FUNCTION_LINES,
+             sum(len(c) for c in calls.values())))
     return 0
 
 
