@@ -10,6 +10,7 @@ OBJS = \
 	src/base/durable.o \
 	src/base/layout.o \
 	src/base/layout_table.o \
+	src/base/node.o \
 	src/base/random.o \
 	src/base/settings.o \
 	src/defs/constraint.o \

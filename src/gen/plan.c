@@ -7,6 +7,7 @@
  */
 #include "postgres.h"
 
+#include "base/node.h"
 #include "base/settings.h"
 #include "plan.h"
 
@@ -29,6 +30,7 @@ static void
 plan_machine(GenPlan *plan, int64 *workers)
 {
 	const IdgenLayout *l = plan->layout;
+	int			node = node_id();
 	int64		nodes = ((int64) 1) << idgen_node_bits;
 
 	*workers = 0;
@@ -36,12 +38,12 @@ plan_machine(GenPlan *plan, int64 *workers)
 	plan->shard_count = layout_has_field(l, IDGEN_FIELD_SHARD) ? l->size[IDGEN_FIELD_SHARD] : 0;
 	if (layout_has_field(l, IDGEN_FIELD_NODE))
 	{
-		if (idgen_node_id >= l->size[IDGEN_FIELD_NODE])
+		if (node >= l->size[IDGEN_FIELD_NODE])
 			plan_cannot(l, psprintf("Its node field holds node ids from 0 to %lld, and this server's %s is %d.",
 									(long long) l->size[IDGEN_FIELD_NODE] - 1,
-									"idgen.node_id", idgen_node_id),
+									"idgen.node_id", node),
 						"Generate in it on servers whose node ids fit.");
-		plan->node = idgen_node_id;
+		plan->node = node;
 		if (layout_has_field(l, IDGEN_FIELD_WORKER))
 			*workers = l->size[IDGEN_FIELD_WORKER];
 	}
@@ -51,12 +53,12 @@ plan_machine(GenPlan *plan, int64 *workers)
 		if (*workers < 1)
 			plan_cannot(l, psprintf("It has no node field, and its worker field is too narrow to hold %d node ids.",
 									(int) nodes), NULL);
-		plan->worker = idgen_node_id * *workers;
+		plan->worker = node * *workers;
 	}
 	else if (plan->shard_count / nodes >= 1)
 	{
 		plan->shard_count /= nodes;
-		plan->shard_lo = idgen_node_id * plan->shard_count;
+		plan->shard_lo = node * plan->shard_count;
 	}
 	else
 		plan_cannot(l, "It has no node, worker or shard field wide enough to tell this server's IDs from other servers'.",

@@ -11,6 +11,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
+#include "base/node.h"
 #include "base/random.h"
 #include "base/settings.h"
 #include "lease/lease.h"
@@ -80,7 +81,7 @@ step_refuse_clock_hint(const GenPlan *plan, int64 behind)
 	const char *until = timestamptz_to_str(clock_ms_to_timestamptz(now + behind));
 
 	/* a leased node id is not the user's to change */
-	if (idgen_node_registry != NULL && idgen_node_registry[0] != '\0')
+	if (lease_on)
 		return errhint("Check the server's time synchronization. IDs resume at %s, when the clock catches up.",
 					   until);
 	if (plan->shared_floor - plan->limits->max_lead_ms - plan->mark_step_ms - now <=
@@ -109,7 +110,7 @@ step_refuse_clock(const GenPlan *plan, int64 behind)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("idgen IDs under node id %d start at %s, after the IDs its previous holder may have made",
-						idgen_node_id,
+						node_id(),
 						timestamptz_to_str(clock_ms_to_timestamptz(clock_now_ms() + behind))),
 				 errdetail("The registry holds a mark of %s for the node id, %lld ms ahead of this server's clock: the clock of the server that held it before ran ahead. IDs under the node id start after every ID that server could have made.",
 						   timestamptz_to_str(clock_ms_to_timestamptz(previous)),

@@ -36,6 +36,7 @@
 #include "base/clock.h"
 #include "base/compat.h"
 #include "base/conninfo.h"
+#include "base/node.h"
 #include "base/settings.h"
 #include "lease.h"
 
@@ -187,7 +188,7 @@ lease_refuse(const LeaseView *v, const char *why)
 
 /*
  * Before a backend first generates: the lease must be valid, and its node
- * id becomes this backend's idgen.node_id, for every plan and mark.
+ * id becomes this backend's node id (node.h), for every plan and mark.
  */
 void
 lease_require(void)
@@ -205,7 +206,7 @@ lease_require(void)
 	if (!lease_fence_off && lease_left_us() <= 0)
 		lease_refuse(&v, psprintf("The lease of node id %d ran out before it could be renewed.",
 								  v.node_id));
-	idgen_node_id = v.node_id;
+	node_id_leased(v.node_id);
 }
 
 /* lease_check_tick(), when this server leases. */
@@ -287,7 +288,7 @@ idgen_node_lease(PG_FUNCTION_ARGS)
 	if (!lease_on)
 	{
 		values[0] = CStringGetTextDatum("setting");
-		values[1] = Int32GetDatum(idgen_node_id);
+		values[1] = Int32GetDatum(node_id());
 		nulls[1] = !lease_preloaded || !settings_all_valid();
 		return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 	}

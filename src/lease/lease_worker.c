@@ -53,6 +53,7 @@
 
 #include "base/clock.h"
 #include "base/layout.h"
+#include "base/node.h"
 #include "base/settings.h"
 #include "lease.h"
 #include "lease_conn.h"
@@ -242,7 +243,7 @@ lease_acquire(void)
 	previous_mark = (int64) strtoll(PQgetvalue(r, 0, 2), NULL, 10);
 	PQclear(r);
 	/* the marks hwm.c keeps free room for are this node id's */
-	idgen_node_id = me.node_id;
+	node_id_leased(me.node_id);
 	lease_start(previous_mark);
 	/*
 	 * Only now: a worker restarted in this server run renews the lease the
@@ -326,7 +327,7 @@ lease_worker_main(Datum arg)
 	if (me.node_id >= 0)
 	{
 		/* restarted within the server run that acquired it: renew it */
-		idgen_node_id = me.node_id;
+		node_id_leased(me.node_id);
 		me.next_renew_us = 0;
 	}
 

@@ -64,6 +64,7 @@
 #include "utils/timestamp.h"
 
 #include "base/layout.h"
+#include "base/node.h"
 #include "base/settings.h"
 #include "hwm_shared.h"
 
@@ -133,7 +134,7 @@ hwm_reserved(const char *name, int node, int node_bits)
 {
 	if (hwm_is_default(name) && node == HWM_ANY_NODE)
 		return true;
-	return node == idgen_node_id && node_bits == idgen_node_bits &&
+	return node == node_id() && node_bits == idgen_node_bits &&
 		(hwm_is_default(name) || strcmp(name, HWM_OVERFLOW) == 0);
 }
 

@@ -30,6 +30,7 @@
 
 #include "base/clock.h"
 #include "base/compat.h"
+#include "base/node.h"
 #include "base/settings.h"
 #include "hwm_shared.h"
 
@@ -47,13 +48,13 @@ hwm_attach(const IdgenLayout *layout)
 	HwmEntry   *e;
 
 	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	e = hwm_entry(layout->name, layout->epoch_ms, idgen_node_id, idgen_node_bits, false);
+	e = hwm_entry(layout->name, layout->epoch_ms, node_id(), idgen_node_bits, false);
 	for (int i = 0; i < hwm->end; i++)
 	{
 		HwmEntry   *other = &hwm->entries[i];
 		int64		bound;
 
-		if (other == e || !hwm_binds(other, layout->name, idgen_node_id, idgen_node_bits))
+		if (other == e || !hwm_binds(other, layout->name, node_id(), idgen_node_bits))
 			continue;
 		bound = Max(hwm_read(&other->floor), hwm_mark(other));
 		/* what holds back a node id new to the layout too */

@@ -30,6 +30,7 @@
 #include "storage/shmem.h"
 
 #include "base/durable.h"
+#include "base/node.h"
 #include "base/settings.h"
 #include "clone.h"
 #include "lease/lease.h"
@@ -109,7 +110,7 @@ clone_write_node(void)
 {
 	/* hwm_load.c writes idgen_hwm at every start, before this */
 	/* a leased node id is not this directory's: -1, unknown */
-	char	   *data = psprintf("%d\nmarks\n", lease_on ? -1 : idgen_node_id);
+	char	   *data = psprintf("%d\nmarks\n", lease_on ? -1 : node_id());
 
 	(void) durable_write_file(CLONE_NODE_FILE, CLONE_NODE_TMP_FILE, data, strlen(data), LOG);
 	pfree(data);
@@ -120,8 +121,8 @@ clone_report(int elevel)
 {
 	ereport(elevel,
 			(errmsg("idgen: this server was started from a base backup as a primary with idgen.node_id %d",
-					idgen_node_id),
-			 clone->source_node == idgen_node_id ?
+					node_id()),
+			 clone->source_node == node_id() ?
 			 errdetail("The server it was copied from generated IDs with the same node id; if it still does, or does again, both can make the same IDs.") :
 			 errdetail("The server it was copied from may have the same node id; if so, and it still generates, both can make the same IDs."),
 			 errhint("Give this server an idgen.node_id of its own and restart it, or check the servers with idgen_check_nodes().")));
@@ -143,7 +144,7 @@ clone_shmem_startup(void)
 		if (!lease_on && clone_file_exists("backup_label") &&
 			!clone_file_exists("standby.signal") && !clone_file_exists("recovery.signal"))
 		{
-			if (clone->source_node == -1 || clone->source_node == idgen_node_id)
+			if (clone->source_node == -1 || clone->source_node == node_id())
 			{
 				pg_atomic_write_u32(&clone->pending, 1);
 				clone_report(WARNING);
@@ -151,7 +152,7 @@ clone_shmem_startup(void)
 			else
 				ereport(LOG,
 						(errmsg("idgen: this server was started from a base backup as a primary with idgen.node_id %d, the copied server's was %d",
-								idgen_node_id, clone->source_node)));
+								node_id(), clone->source_node)));
 		}
 		clone_write_node();
 	}

@@ -19,6 +19,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 
+#include "base/node.h"
 #include "base/random.h"
 #include "base/settings.h"
 #include "gen/generator.h"
@@ -51,7 +52,7 @@ next_shard(const GenPlan *plan, bool given, int64 shard)
 				 errmsg("shard %lld is out of range for idgen layout \"%s\"",
 						(long long) shard, layout->name),
 				 errdetail("This server (node %d) makes IDs of layout \"%s\" with shards from %lld to %lld.",
-						   idgen_node_id, layout->name, (long long) plan->shard_lo,
+						   node_id(), layout->name, (long long) plan->shard_lo,
 						   (long long) (plan->shard_lo + plan->shard_count - 1)),
 				 errhint("Pass a shard in that range, or none for a random one.")));
 	return shard;

@@ -3,8 +3,10 @@
 over 450 lines, no function over 60, and calls that go one way.  A call is a
 symbol one object file uses and another defines (nm), so it is seen through
 any header, a shared one included.  Among files and among folders there is
-no circle, and a folder calls only the folders below it in LAYERS.  Run
-after make; prints what breaks a rule and exits 1, or prints a summary."""
+no circle, and a folder calls only the folders below it in LAYERS.  A
+setting's C variable is written by the GUC machinery only: no file but
+settings.c assigns to it.  Run after make; prints what
+breaks a rule and exits 1, or prints a summary."""
 
 import glob
 import os
@@ -20,6 +22,7 @@ SRC = os.path.join(ROOT, "src")
 # The folders of src/, lowest first: each calls only those before it.  "."
 # is src/ itself, the module's entry (_PG_init, the WAL resource manager).
 LAYERS = ["base", "defs", "marks", "horizon", "lease", "provenance", "gen", "sql", "."]
+SETTINGS = "base/settings"
 
 
 def long_functions(path, lines):
@@ -67,6 +70,24 @@ def circles(calls):
         if v not in index:
             visit(v)
     return found
+
+
+def setting_writes(modules):
+    """Assignments to and increments of the variables settings.h declares
+    (or of their fields), outside settings.c.  A const pointer to one, as
+    a plan's limits, reads it."""
+    with open(os.path.join(SRC, SETTINGS + ".h")) as f:
+        names = re.findall(r"^extern\s[\w\s*]*?\b(idgen_\w+);", f.read(), re.M)
+    write = re.compile(r"(?:\+\+|--)\s*\b(%s)\b|\b(%s)\b(?:\.\w+)?\s*(?:[-+*/%%&|^]?=(?!=)|\+\+|--)"
+                       % ("|".join(names), "|".join(names)))
+    for m in modules:
+        if m == SETTINGS:
+            continue
+        with open(os.path.join(SRC, m + ".c")) as f:
+            for number, line in enumerate(f, 1):
+                for hit in write.finditer(line):
+                    yield "src/%s.c:%d: writes %s, a setting's variable: only %s.c does" % (
+                        m, number, hit.group(1) or hit.group(2), SETTINGS)
 
 
 def symbols(obj):
@@ -119,6 +140,7 @@ def main():
         if (os.path.dirname(m) or ".") not in LAYERS:
             problems.append("src/%s.c: its folder is in no layer (LAYERS in %s)"
                             % (m, os.path.relpath(__file__, ROOT)))
+    problems.extend(setting_writes(modules))
     calls = call_graph(modules, problems)
     folder = {m: os.path.dirname(m) or "." for m in calls}
     folders = {f: set() for f in folder.values()}
@@ -138,7 +160,7 @@ def main():
     if problems:
         return 1
     print("source shape: %d C files in %d folders, none over %d lines, no function over %d;"
-          " %d calls between files, none in a circle, none up a folder"
+          " %d calls between files, none in a circle, none up a folder; no setting written outside settings.c"
           % (len(sources), len(folders), MAX_FILE_LINES, MAX_FUNCTION_LINES,
              sum(len(c) for c in calls.values())))
     return 0

@@ -121,8 +121,8 @@ MUTANTS = [
      [("\tif (!lease_fence_off && lease_left_us() <= 0)\n"
        "\t\tlease_refuse(&v, psprintf(\"The lease of node id %d ran out before it could be renewed.\",\n"
        "\t\t\t\t\t\t\t\t  v.node_id));\n"
-       "\tidgen_node_id = v.node_id;\n",
-       "\tidgen_node_id = v.node_id;\n"),
+       "\tnode_id_leased(v.node_id);\n",
+       "\tnode_id_leased(v.node_id);\n"),
       ("\tif ((lease_fence_off || lease_left_us() > 0) &&\n", "\tif (true &&\n")]),
     ("lease_mark", "src/lease/lease_worker.c",
      "a new holder of a leased node id does not start after its previous holders' mark"
@@ -144,7 +144,7 @@ MUTANTS = [
        "\t\thwm_merge(e, e->epoch_ms, mark_ms);\n")]),
     ("node_field_edge", "src/gen/plan.c",
      "a node id equal to the size of a layout's node field is accepted, and wraps to node 0",
-     [("if (idgen_node_id >= l->size[IDGEN_FIELD_NODE])", "if (idgen_node_id > l->size[IDGEN_FIELD_NODE])")]),
+     [("if (node >= l->size[IDGEN_FIELD_NODE])", "if (node > l->size[IDGEN_FIELD_NODE])")]),
     ("provenance_epoch_row", "src/provenance/provenance_table.c",
      "a cluster is not recorded again in idgen_system under an earlier epoch of IDs its marks"
      " cover (idgen.epoch moved earlier, or resumed above IDs of one): moved to a cluster with"
