@@ -25,12 +25,6 @@ static const char *const field_names[IDGEN_NFIELDS] = {
 	[IDGEN_FIELD_RANDOM] = "random",
 };
 
-/*
- * After a restart a layout resumes in the tick after the high-water mark's,
- * which may be up to a tick ahead of the clock: keep that wait short.
- */
-#define LAYOUT_MAX_TICK_MS	1000
-
 typedef struct LayoutSpec
 {
 	const char *name;

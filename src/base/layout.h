@@ -71,6 +71,14 @@ typedef struct IdgenFields
 #define LAYOUT_EPOCH_RANGE	"from 1900-01-01 to 2200-01-01"
 #define LAYOUT_MAX_END_MS	INT64CONST(253402300799999) /* 9999-12-31 */
 
+/*
+ * The longest tick a layout may have.  After a restart a layout resumes in
+ * the tick after the high-water mark's, which may be up to a tick ahead of
+ * the clock: this keeps that wait short, and bounds how far past a lease's
+ * ceiling a tick could reach (lease_worker.c).
+ */
+#define LAYOUT_MAX_TICK_MS	1000
+
 extern void layout_configure(const char *epoch, int node_bits);
 extern const IdgenLayout *layout_default(void);
 extern const IdgenLayout *layout_builtin(const char *name);

@@ -8,9 +8,8 @@
  *
  * Calls go one way: this file asks step.c for the next ID, and when step.c
  * answers that a new tick is needed, reserves the tick's high-water mark
- * (hwm.c), notes it for the worker id's next holder, and has step.c start
- * the tick.  step.c calls only layout, clock, horizon and stats; hwm.c and
- * registry.c never call generator.c or step.c.
+ * (marks/), notes it for the worker id's next holder, and has step.c start
+ * the tick.  What step.c calls is listed once, in step.h.
  *
  * Each backend generates in the worker slot it claimed from the registry, so
  * the hot path reads the clock, bumps a counter in memory only it writes, and
@@ -62,13 +61,13 @@ generator_plan_default(void)
 /*
  * Where a worker id's new holder starts, in every layout: after the newest
  * tick any holder used under the worker id, and above the high-water mark
- * (step.c does the starting).
+ * (step_start).
  */
 void
 generator_start_as_holder(GenState *st, const GenTarget *t)
 {
-	step_skip_past(st, &t->plan, layout_tick_start(t->plan.layout, me.slot->last_ms));
-	step_apply_floor(st, &t->plan, hwm_floor(t->mark_entry));
+	step_start(st, &t->plan, layout_tick_start(t->plan.layout, me.slot->last_ms),
+			   hwm_floor(t->mark_entry));
 }
 
 /*
@@ -271,7 +270,7 @@ generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
 		StepResult	r;
 		bool		done;
 
-		step_apply_floor(st, plan, floor);
+		step_start(st, plan, STEP_NONE, floor);
 		r = step_try(st, plan, clock_now_ms(), n, &id, &wait);
 		done = r == STEP_DONE ||
 			(r == STEP_NEW_TICK && generator_start_tick(st, t, wait.tick_ms, n, &id));

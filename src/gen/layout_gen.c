@@ -87,13 +87,12 @@ layout_gen_plan(LayoutGen *lg, const IdgenLayout *layout)
 		t->holder_last_ms = &me->slot->last_ms;
 		if (!was_dedicated)
 		{
-			memset(&lg->gen, 0, sizeof(lg->gen));
-			step_reset_counts(&lg->gen);
+			step_state_init(&lg->gen);
 			generator_start_as_holder(&lg->gen, t);
 		}
 		else
 			/* Fields packed under the old plan must not be reused. */
-			step_skip_past(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms);
+			step_start(&lg->gen, plan, lg->gen.last_ms + plan->tick_ms, STEP_NONE);
 		stats_track(plan->stats, &lg->gen.issued);
 	}
 	layout_gen_planned(lg);

@@ -24,9 +24,12 @@
  *	- A dedicated slot's generator state and last_ms are written only
  *	  by its holder, without a lock.  The next holder reads them after a
  *	  release and a claim under claim_lock, which order the accesses.  The
- *	  view reads another holder's counters without its lock: they are
- *	  statistics, aligned 64-bit words that are never used for a decision,
- *	  and may be a moment old.
+ *	  view copies another holder's state without its lock
+ *	  (registry_read_slot): the counters are atomics, each read whole;
+ *	  gen.last_ms and gen.clock_high are plain int64, whole on 64-bit
+ *	  platforms only, and the two may come from different steps.  The view
+ *	  shows them and never decides anything by them, so a value a moment
+ *	  old, or torn where loads are 32-bit, costs a wrong row, not an ID.
  *	- shared_slot_lock guards the shared slot's state.  Each layout state's
  *	  own lock guards its generator state; each is held for one step of the
  *	  generator only, so a step that raises a mark (file write and fsync)
@@ -165,11 +168,11 @@ registry_shmem_startup(void)
 		for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
 		{
 			registry->layouts[i].state.lock = &locks[3 + i].lock;
-			step_reset_counts(&registry->layouts[i].state.gen);
+			step_state_init(&registry->layouts[i].state.gen);
 		}
 		registry->nslots = registry_nslots();
 		for (int i = 0; i < registry->nslots; i++)
-			step_reset_counts(&registry->slots[i].slot.gen);
+			step_state_init(&registry->slots[i].slot.gen);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -239,8 +242,7 @@ registry_claim_slot(int *index, bool again)
 		slot->pid = MyProcPid;
 		slot->userid = GetUserId();
 		slot->claimed_at = GetCurrentTimestamp();
-		slot->gen.clock_behind = false;
-		step_reset_counts(&slot->gen);
+		step_state_hand_over(&slot->gen);
 		*index = i;
 		break;
 	}
@@ -305,8 +307,7 @@ registry_lookup_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutSt
 			hwm_retire(state->mark_entry, state->gen.last_ms);
 			registry_note_recycled();
 		}
-		memset(&state->gen, 0, sizeof(state->gen));
-		step_reset_counts(&state->gen);
+		step_state_init(&state->gen);
 		state->mark_entry = mark_entry;
 		layout_table_give(&table, &state->head, &key, hash);
 	}
@@ -417,8 +418,8 @@ registry_slot_count(void)
 
 /*
  * A copy of slot index, for the idgen_workers view: who holds it is
- * consistent; the counters are the holder's, read without its lock, each
- * whole (an atomic read).
+ * consistent; the state is the holder's, read without its lock (see
+ * Locking above), the counters each whole (an atomic read).
  */
 void
 registry_read_slot(int index, RegistrySlot *copy)

@@ -21,7 +21,7 @@
  * Sets a state's counters to 0, for a new holder or a state just zeroed:
  * where 64-bit atomics are emulated, zeroed memory is not yet an atomic.
  */
-void
+static void
 step_reset_counts(GenState *st)
 {
 	pg_atomic_init_u64(&st->issued, 0);
@@ -30,14 +30,34 @@ step_reset_counts(GenState *st)
 }
 
 /*
- * Makes st's next ID fall in a tick after the one starting at tick, unless
- * st is already past it: for a state that cannot know what was used in that
- * tick (a worker id's new holder, an old plan's fields).  This and
- * step_apply_floor() are how a state starts; where it starts, the callers
- * know: generator_start_as_holder() for a worker id's new holder,
- * registry_state_floor() for a recycled state, hwm.c for the floors.
+ * A state that knows nothing yet: no tick used, counts at 0.  It starts
+ * where step_start() puts it.
  */
 void
+step_state_init(GenState *st)
+{
+	memset(st, 0, sizeof(*st));
+	step_reset_counts(st);
+}
+
+/*
+ * A worker id's state given to a new holder: it keeps the newest tick its
+ * holders used, which the new one starts after (step_start), and counts
+ * afresh.
+ */
+void
+step_state_hand_over(GenState *st)
+{
+	st->clock_behind = false;
+	step_reset_counts(st);
+}
+
+/*
+ * Makes st's next ID fall in a tick after the one starting at tick, unless
+ * st is already past it: for a state that cannot know what was used in that
+ * tick (a worker id's new holder, an old plan's fields).
+ */
+static void
 step_skip_past(GenState *st, const GenPlan *plan, int64 tick)
 {
 	if (st->last_ms > tick)
@@ -55,7 +75,7 @@ step_skip_past(GenState *st, const GenPlan *plan, int64 tick)
  * is trusted to have reached the floor less that and the allowed lead: a
  * clock behind that counts as a regression.
  */
-void
+static void
 step_apply_floor(GenState *st, const GenPlan *plan, int64 floor)
 {
 	int64		first = layout_tick_start(plan->layout, floor - 1) + plan->tick_ms;
@@ -65,6 +85,25 @@ step_apply_floor(GenState *st, const GenPlan *plan, int64 floor)
 	step_skip_past(st, plan, first - plan->tick_ms);
 	st->clock_high = Max(st->clock_high,
 						 floor - plan->limits->max_lead_ms - plan->mark_step_ms);
+}
+
+/*
+ * Where a state starts, for every caller: after the tick starting at
+ * after_tick, which others may have used with the state's fields (a worker
+ * id's previous holders, an old plan), and above floor, below which every
+ * tick used before lies (the marks'); STEP_NONE for either that does not
+ * apply.  generator.c gives a worker id's new holder its predecessors'
+ * newest tick and the mark's floor, and a shared state its floor each time
+ * it takes the lock (registry.c's, higher for a recycled state);
+ * layout_gen.c gives a state replanned its own newest tick.
+ */
+void
+step_start(GenState *st, const GenPlan *plan, int64 after_tick, int64 floor)
+{
+	if (after_tick != STEP_NONE)
+		step_skip_past(st, plan, after_tick);
+	if (floor != STEP_NONE)
+		step_apply_floor(st, plan, floor);
 }
 
 /*

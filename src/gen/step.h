@@ -2,8 +2,10 @@
  * step.h
  *		The step algorithm: the next IDs of a generator state under a plan,
  *		knowing nothing of where the state lives nor of high-water marks.
- *		It calls only downwards (layout, clock, horizon, stats); its caller
- *		(generator.c) reserves each new tick's mark and tells the holder.
+ *		Of other modules it calls only base/ (layout, clock, random, the
+ *		node id), the horizon's transaction floor, the lease's previous mark
+ *		for a refusal, and stats' counters; its caller (generator.c)
+ *		reserves each new tick's mark and tells the holder.
  *
  * Uniqueness rests on three rules:
  *
@@ -94,9 +96,12 @@ typedef struct GenWait
 } GenWait;
 
 
-extern void step_reset_counts(GenState *st);
-extern void step_skip_past(GenState *st, const GenPlan *plan, int64 tick);
-extern void step_apply_floor(GenState *st, const GenPlan *plan, int64 floor);
+/* step_start()'s argument that does not apply */
+#define STEP_NONE PG_INT64_MIN
+
+extern void step_state_init(GenState *st);
+extern void step_state_hand_over(GenState *st);
+extern void step_start(GenState *st, const GenPlan *plan, int64 after_tick, int64 floor);
 extern void step_clock_behind(GenState *st, const GenPlan *plan, int64 now);
 extern void step_check_tick(const GenPlan *plan, int64 ms);
 extern int64 step_start_tick(GenState *st, const GenPlan *plan, int64 ms, int64 n);

@@ -15,7 +15,6 @@
 
 #include "miscadmin.h"
 #include "postmaster/postmaster.h"
-#include "storage/fd.h"
 #include "utils/timestamp.h"
 
 #include "base/durable.h"
@@ -34,6 +33,25 @@ lease_token_write(const char *token, int node)
 	durable_replace_file(LEASE_FILE, LEASE_FILE_TMP, data, strlen(data));
 }
 
+/* The file's line, as lease_token_write() wrote it. */
+typedef struct LeaseTokenLine
+{
+	char		token[64];
+	int			node;
+	int			pid;
+	int64		started;
+	int			fields;			/* how many were read */
+} LeaseTokenLine;
+
+static bool
+lease_token_line(char *line, bool whole, void *arg)
+{
+	LeaseTokenLine *t = arg;
+
+	t->fields = sscanf(line, "%63s %d %d " INT64_FORMAT, t->token, &t->node, &t->pid, &t->started);
+	return false;				/* one line: the rest is not the file's */
+}
+
 /*
  * Reads the token into token ("" when none or unreadable); returns the
  * node id when this server run acquired it (the same postmaster), else -1.
@@ -41,30 +59,23 @@ lease_token_write(const char *token, int node)
 int
 lease_token_read(char *token, size_t size)
 {
-	FILE	   *f = AllocateFile(LEASE_FILE, "r");
-	char		found[64];
-	int			node;
-	int			pid;
-	int64		started;
-	int			n;
+	char		buf[128];
+	LeaseTokenLine t = {0};
 
 	token[0] = '\0';
-	if (f == NULL)
-		return -1;
-	n = fscanf(f, "%63s %d %d " INT64_FORMAT, found, &node, &pid, &started);
-	FreeFile(f);
-	if (n < 1)
+	(void) durable_read_lines(LEASE_FILE, buf, sizeof(buf), lease_token_line, &t);
+	if (t.fields < 1)
 		return -1;
 	/* the registry would refuse every acquire that passes a token not a UUID */
-	if (strlen(found) != 36 || strspn(found, "0123456789abcdefABCDEF-") != 36)
+	if (strlen(t.token) != 36 || strspn(t.token, "0123456789abcdefABCDEF-") != 36)
 	{
 		ereport(LOG,
 				(errmsg("idgen: ignoring the unreadable node id lease token in file \"%s\"", LEASE_FILE),
 				 errdetail("This server leases a node id as a new holder.")));
 		return -1;
 	}
-	strlcpy(token, found, size);
-	if (n == 4 && pid == (int) PostmasterPid && started == (int64) PgStartTime)
-		return node;
+	strlcpy(token, t.token, size);
+	if (t.fields == 4 && t.pid == (int) PostmasterPid && t.started == (int64) PgStartTime)
+		return t.node;
 	return -1;
 }

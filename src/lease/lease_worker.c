@@ -63,8 +63,6 @@
 
 /* How long to wait before trying the registry again. */
 #define LEASE_RETRY_MS	1000
-/* The longest tick a layout may have (layout.c): a tick must end below the ceiling. */
-#define LEASE_LONGEST_TICK_MS 1000
 
 PGDLLEXPORT void lease_worker_main(Datum arg);
 
@@ -110,7 +108,7 @@ lease_report_mark(void)
 {
 	int64		base = Max(clock_now_ms(), hwm_node_highest(me.node_id, idgen_node_bits));
 
-	return base + lease_ms() + idgen_limits.max_lead_ms + LEASE_LONGEST_TICK_MS;
+	return base + lease_ms() + idgen_limits.max_lead_ms + LAYOUT_MAX_TICK_MS;
 }
 
 /* Renews the lease; false when it failed (the fence then runs out). */

@@ -23,7 +23,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 MUTANTS = [
     ("slot_start", "src/gen/generator.c",
      "a worker id's new holder does not start after its predecessors' newest tick",
-     [("\tstep_skip_past(st, &t->plan, layout_tick_start(t->plan.layout, me.slot->last_ms));\n", "")]),
+     [("\tstep_start(st, &t->plan, layout_tick_start(t->plan.layout, me.slot->last_ms),\n",
+       "\tstep_start(st, &t->plan, STEP_NONE,\n")]),
     ("node_bits_bind", "src/marks/hwm.c",
      "marks written under other idgen.node_bits do not bind",
      [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
