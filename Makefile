@@ -21,7 +21,7 @@ OBJS = \
 	src/gen/generator.o \
 	src/gen/layout_gen.o \
 	src/gen/plan.o \
-	src/gen/registry.o \
+	src/gen/slots.o \
 	src/gen/stats.o \
 	src/gen/step.o \
 	src/horizon/horizon.o \

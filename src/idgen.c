@@ -12,7 +12,7 @@
 #include "base/compat.h"
 #include "base/layout.h"
 #include "base/settings.h"
-#include "gen/registry.h"
+#include "gen/slots.h"
 #include "gen/stats.h"
 #include "horizon/horizon.h"
 #include "lease/lease.h"
@@ -33,7 +33,7 @@ idgen_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
-	registry_shmem_request();
+	slots_shmem_request();
 	hwm_shmem_request();
 	clone_shmem_request();
 	provenance_shmem_request();
@@ -47,7 +47,7 @@ idgen_shmem_startup(void)
 {
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
-	registry_shmem_startup();
+	slots_shmem_startup();
 	provenance_shmem_startup();	/* before hwm_load.c reads its line of idgen_hwm */
 	hwm_shmem_startup();
 	clone_shmem_startup();

@@ -1,7 +1,7 @@
 /*
  * layout_table.h
  *		A table of fixed size in shared memory, keyed by layout definition
- *		(layout_table.c): registry.c's layout states, stats.c's counts.
+ *		(layout_table.c): slots.c's layout states, stats.c's counts.
  */
 #ifndef IDGEN_LAYOUT_TABLE_H
 #define IDGEN_LAYOUT_TABLE_H

@@ -10,7 +10,7 @@
 
 /*
  * Entries of the table of high-water marks: by default room for a mark of
- * each of the server's 1024 layout states (registry.c) under four node ids
+ * each of the server's 1024 layout states (slots.c) under four node ids
  * or node_bits, and for the built-in layouts' under many more; each takes
  * about 140 bytes of shared memory.
  */

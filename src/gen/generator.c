@@ -11,7 +11,7 @@
  * (marks/), notes it for the worker id's next holder, and has step.c start
  * the tick.  What step.c calls is listed once, in step.h.
  *
- * Each backend generates in the worker slot it claimed from the registry, so
+ * Each backend generates in the worker slot it claimed (slots.c), so
  * the hot path reads the clock, bumps a counter in memory only it writes, and
  * packs the fields: no lock, no I/O.  A worker id's new holder starts, in
  * every layout, after the newest tick used under it
@@ -45,7 +45,7 @@ PG_FUNCTION_INFO_V1(idgen_next);
 
 /*
  * The default layout is planned like any other; its worker field is the
- * registry's, so this backend's worker id always fits it, and its state is
+ * slots', so this backend's worker id always fits it, and its state is
  * the slot's (or the shared slot's).
  */
 static void
@@ -146,7 +146,7 @@ generator_recheck(void)
 static void
 generator_require(void)
 {
-	registry_require();
+	slots_require();
 	settings_require_all();
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -160,13 +160,13 @@ generator_require(void)
 	clone_warn_once();
 }
 
-/* At exit: a dedicated slot goes back to the registry for the next holder. */
+/* At exit: a dedicated slot goes back to the slots for the next holder. */
 static void
 generator_detach(int code, Datum arg)
 {
 	if (me.mode != ATTACH_DEDICATED)
 		return;
-	registry_release_slot(me.worker);
+	slots_release_slot(me.worker);
 	me.gen = NULL;
 	me.slot = NULL;
 	me.mode = ATTACH_UNATTACHED;
@@ -176,7 +176,7 @@ generator_detach(int code, Datum arg)
 static void
 generator_claim(void)
 {
-	RegistrySlot *slot;
+	WorkerSlot *slot;
 	int			index;
 
 	Assert(me.mode != ATTACH_DEDICATED);
@@ -186,7 +186,7 @@ generator_claim(void)
 		on_shmem_exit(generator_detach, (Datum) 0);
 		me.release_set = true;
 	}
-	slot = registry_claim_slot(&index, me.mode == ATTACH_SHARED);
+	slot = slots_claim_slot(&index, me.mode == ATTACH_SHARED);
 	if (slot != NULL)
 	{
 		me.mode = ATTACH_DEDICATED;
@@ -202,7 +202,7 @@ generator_claim(void)
 	else
 	{
 		me.mode = ATTACH_SHARED;
-		me.worker = registry_shared_index();
+		me.worker = slots_shared_index();
 		generator_plan_default();
 	}
 }
@@ -253,7 +253,7 @@ generator_enter(void)
  * default layout's shared slot, else where the layout definition's state
  * was last found): the same step as in a backend's own state, with the
  * clock read under the lock, as another holder may have just moved on, and
- * above the floor the registry gives (registry_lock_state).
+ * above the floor slots.c gives (slots_lock_state).
  */
 static int64
 generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
@@ -265,7 +265,7 @@ generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
 	for (;;)
 	{
 		int64		floor;
-		GenState   *st = registry_lock_state(shared ? plan->layout : NULL, t->mark_entry,
+		GenState   *st = slots_lock_state(shared ? plan->layout : NULL, t->mark_entry,
 												 shared, &floor);
 		StepResult	r;
 		bool		done;
@@ -274,7 +274,7 @@ generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
 		r = step_try(st, plan, clock_now_ms(), n, &id, &wait);
 		done = r == STEP_DONE ||
 			(r == STEP_NEW_TICK && generator_start_tick(st, t, wait.tick_ms, n, &id));
-		registry_unlock_state(shared);
+		slots_unlock_state(shared);
 		if (done)
 		{
 			if (plan->stats)

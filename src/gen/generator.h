@@ -7,13 +7,13 @@
 #define IDGEN_GENERATOR_H
 
 #include "plan.h"
-#include "registry.h"
+#include "slots.h"
 
 /*
  * How this backend is attached to a worker id.  The invariant, by mode:
  *
  *	UNATTACHED: it has not generated yet; nothing else here is meaningful.
- *	DEDICATED: it holds registry slot number worker, slot; gen is &slot->gen,
+ *	DEDICATED: it holds worker slot number worker, slot; gen is &slot->gen,
  *	  which only this backend writes; the slot is given back at exit.
  *	SHARED: every dedicated slot was taken; worker is the shared slot's
  *	  number, slot and gen are NULL, and it generates in the shared slot
@@ -37,8 +37,8 @@ typedef struct Attachment
 	GenState   *gen;			/* &slot->gen when DEDICATED and checked, else NULL */
 	GenTarget	default_target;
 	AttachMode	mode;
-	RegistrySlot *slot;			/* when DEDICATED */
-	int64		worker;			/* registry slot number, when attached */
+	WorkerSlot *slot;			/* when DEDICATED */
+	int64		worker;			/* worker slot number, when attached */
 	int64		last_claim_attempt_ms;
 	bool		release_set;	/* the exit callback that gives slot back is set */
 	bool		recheck;		/* provenance_require() again before the next ID */

@@ -3,7 +3,7 @@
  *		This backend's generator of each layout it generated in: the plan and,
  *		when its worker id fits the layout, a state of its own; otherwise the
  *		way to the layout definition's state shared by the server's backends
- *		under a lock of its own (registry.c).
+ *		under a lock of its own (slots.c).
  *
  * Two caches stand in front of a layout's generator, both made stale by one
  * counter, layout_gen_epoch: the table of generators by name, and each call
@@ -49,7 +49,7 @@ layout_gen_planned(LayoutGen *lg)
 
 /*
  * Sets up how this backend generates in lg's layout.  Its worker id is its
- * registry slot's, when that fits below the layout's last worker id, which
+ * worker slot's, when that fits below the layout's last worker id, which
  * the backends sharing the layout's state use.  A state of its own stays
  * the slot's: a backend holds its slot until it exits.
  */

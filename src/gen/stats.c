@@ -1,7 +1,7 @@
 /*
  * stats.c
  *		The idgen_stats view: what the generator did, per layout definition
- *		(layout.h's LayoutKey, as registry.c keeps shared states by).
+ *		(layout.h's LayoutKey, as slots.c keeps shared states by).
  *
  * Counting costs the hot path nothing: idgen_next() already counts issued
  * IDs in its own state; waits, regressions and new ticks are counted where
@@ -308,7 +308,7 @@ stats_local(const IdgenLayout *layout, HwmEntry *mark_entry)
 	if (my_locals == NULL)
 	{
 		RegisterXactCallback(stats_xact_callback, NULL);
-		/* before registry.c gives the worker slot, whose count we read, back */
+		/* before slots.c gives the worker slot, whose count we read, back */
 		before_shmem_exit(stats_backend_exit, (Datum) 0);
 	}
 	l = MemoryContextAllocZero(TopMemoryContext, sizeof(StatsLocal));

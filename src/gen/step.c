@@ -94,7 +94,7 @@ step_apply_floor(GenState *st, const GenPlan *plan, int64 floor)
  * tick used before lies (the marks'); STEP_NONE for either that does not
  * apply.  generator.c gives a worker id's new holder its predecessors'
  * newest tick and the mark's floor, and a shared state its floor each time
- * it takes the lock (registry.c's, higher for a recycled state);
+ * it takes the lock (slots.c's, higher for a recycled state);
  * layout_gen.c gives a state replanned its own newest tick.
  */
 void

@@ -37,7 +37,7 @@
 /*
  * Generator state: where a worker id (or a layout's shared state) is in its
  * layout's ticks.  Whoever owns it writes it: a backend's own memory, its
- * registry slot, or a state shared under a lock.  idgen_workers reads a
+ * worker slot (slots.c), or a state shared under a lock.  idgen_workers reads a
  * slot's counters without a lock, so they are atomics, read whole on
  * platforms without 8-byte loads too; step_count() adds to them.
  */

@@ -84,7 +84,7 @@ hwm_floor(const HwmEntry *e)
 }
 
 /*
- * Keeps, for registry.c's rule on recycled states, the newest tick of the
+ * Keeps, for slots.c's rule on recycled states, the newest tick of the
  * layout's shared states given up; the mark may be well above it.
  */
 void

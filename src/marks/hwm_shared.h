@@ -50,9 +50,9 @@
  *	requested: atomic, raised by compare-and-swap without the lock; the
  *	  raiser reads it under the lock.  A request read stale is served by the
  *	  next raise, or by the backend itself when it reaches the mark.
- *	retired: atomic, raised by compare-and-swap without the lock (registry.c
+ *	retired: atomic, raised by compare-and-swap without the lock (slots.c
  *	  holds a layout state's lock then); read when a fresh shared state
- *	  starts, after the registry lock that ordered the giving up.
+ *	  starts, after the slots' lock that ordered the giving up.
  *	confirmed: atomic, raised by compare-and-swap by the writer after the
  *	  synchronous standbys confirmed; read without the lock, where a stale
  *	  value is lower and only makes the reader wait.

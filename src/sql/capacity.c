@@ -4,7 +4,7 @@
  *		entries it has and uses, and how often one was wanted when none was
  *		free.  What a full table does is its own module's: marks share a
  *		mark (hwm.c), layout states are recycled and worker ids shared
- *		(registry.c), prepared transactions refused (horizon.c), counts
+ *		(slots.c), prepared transactions refused (horizon.c), counts
  *		dropped (stats.c); none loses a protection.
  */
 #include "postgres.h"
@@ -15,7 +15,7 @@
 #include "utils/timestamp.h"
 
 #include "base/capacity.h"
-#include "gen/registry.h"
+#include "gen/slots.h"
 #include "gen/stats.h"
 #include "horizon/horizon.h"
 #include "marks/hwm.h"
@@ -49,7 +49,7 @@ idgen_capacity(PG_FUNCTION_ARGS)
 	IdgenCapacity rows[5] = {{0}};
 
 	hwm_capacity(&rows[0]);
-	registry_capacity(&rows[1], &rows[2]);
+	slots_capacity(&rows[1], &rows[2]);
 	horizon_capacity(&rows[3]);
 	stats_capacity(&rows[4]);
 	InitMaterializedSRF(fcinfo, 0);

@@ -11,7 +11,7 @@
  * layout's ticks.  A layout with a worker field generates in per-backend
  * state when the backend's worker id fits; otherwise, and in layouts without
  * one, in a state per layout definition shared by the server's backends
- * under a lock of its own (registry.c).
+ * under a lock of its own (slots.c).
  */
 #include "postgres.h"
 

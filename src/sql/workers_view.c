@@ -1,7 +1,7 @@
 /*
  * workers_view.c
  *		The idgen_workers view: one row per claimed worker id, and one for
- *		the shared one (registry.c).
+ *		the shared one (slots.c).
  */
 #include "postgres.h"
 
@@ -13,7 +13,7 @@
 #include "utils/timestamp.h"
 
 #include "base/clock.h"
-#include "gen/registry.h"
+#include "gen/slots.h"
 
 PG_FUNCTION_INFO_V1(idgen_workers);
 
@@ -21,7 +21,7 @@ PG_FUNCTION_INFO_V1(idgen_workers);
 
 static void
 workers_add_row(Tuplestorestate *store, TupleDesc tupdesc, int index,
-				RegistrySlot *slot, bool is_shared, bool privileged)
+				WorkerSlot *slot, bool is_shared, bool privileged)
 {
 	Datum		values[WORKERS_COLS];
 	bool		nulls[WORKERS_COLS] = {false};
@@ -54,14 +54,14 @@ idgen_workers(PG_FUNCTION_ARGS)
 	bool		privileged = has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_STATS);
 	int			shared = -1;
 
-	registry_require();
+	slots_require();
 	InitMaterializedSRF(fcinfo, 0);
-	shared = registry_shared_index();
-	for (int i = 0; i < registry_slot_count(); i++)
+	shared = slots_shared_index();
+	for (int i = 0; i < slots_slot_count(); i++)
 	{
-		RegistrySlot slot;
+		WorkerSlot slot;
 
-		registry_read_slot(i, &slot);
+		slots_read_slot(i, &slot);
 		if (i != shared && slot.pid == 0)
 			continue;
 		workers_add_row(rsinfo->setResult, rsinfo->setDesc, i, &slot,

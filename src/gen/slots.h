@@ -1,11 +1,12 @@
 /*
- * registry.h
- *		The worker registry in shared memory: one slot per generating backend,
- *		plus one shared, lock-protected slot for backends that find none free,
- *		and the shared generator states of layouts generated without a worker.
+ * slots.h
+ *		The worker slots in shared memory: one per generating backend, plus
+ *		one shared, lock-protected slot for backends that find none free,
+ *		and the shared generator states of layouts generated without a
+ *		worker.  ("registry" is the lease database's word, lease/.)
  */
-#ifndef IDGEN_REGISTRY_H
-#define IDGEN_REGISTRY_H
+#ifndef IDGEN_SLOTS_H
+#define IDGEN_SLOTS_H
 
 #include "datatype/timestamp.h"
 #include "storage/lwlock.h"
@@ -19,24 +20,24 @@
  * under its lock); they outlive the holder, so that the next holder of the
  * worker id starts, in every layout, after the newest tick used under it.
  */
-typedef struct RegistrySlot
+typedef struct WorkerSlot
 {
 	GenState	gen;			/* the default layout's state */
 	int64		last_ms;		/* newest Unix ms used here in any layout */
 	pid_t		pid;			/* holder, 0 when free */
 	Oid			userid;			/* holder's user */
 	TimestampTz claimed_at;
-} RegistrySlot;
+} WorkerSlot;
 
-extern void registry_shmem_request(void);
-extern void registry_shmem_startup(void);
+extern void slots_shmem_request(void);
+extern void slots_shmem_startup(void);
 
-extern void registry_require(void);
-extern int	registry_shared_index(void);
-extern RegistrySlot *registry_claim_slot(int *index, bool again);
-extern void registry_release_slot(int index);
-extern int	registry_slot_count(void);
-extern void registry_read_slot(int index, RegistrySlot *copy);
+extern void slots_require(void);
+extern int	slots_shared_index(void);
+extern WorkerSlot *slots_claim_slot(int *index, bool again);
+extern void slots_release_slot(int index);
+extern int	slots_slot_count(void);
+extern void slots_read_slot(int index, WorkerSlot *copy);
 /*
  * A backend's memory of where a layout definition's shared state is: its
  * index and the incarnation it had, so that finding it again needs no
@@ -50,9 +51,9 @@ typedef struct LayoutStateRef
 
 #define LAYOUT_STATE_REF_INIT {-1, 0}
 
-extern GenState *registry_lock_state(const IdgenLayout *layout, HwmEntry *mark_entry,
+extern GenState *slots_lock_state(const IdgenLayout *layout, HwmEntry *mark_entry,
 									 LayoutStateRef *ref, int64 *floor);
-extern void registry_unlock_state(const LayoutStateRef *ref);
-extern void registry_capacity(IdgenCapacity *slots, IdgenCapacity *states);
+extern void slots_unlock_state(const LayoutStateRef *ref);
+extern void slots_capacity(IdgenCapacity *slots, IdgenCapacity *states);
 
-#endif							/* IDGEN_REGISTRY_H */
+#endif							/* IDGEN_SLOTS_H */

@@ -1,9 +1,9 @@
 /*
- * registry.c
- *		Shared memory registry of worker ids.
+ * slots.c
+ *		The worker slots in shared memory: a worker id per generating backend.
  *
  * A backend claims a slot the first time it generates an ID and gives it back
- * when it exits.  Claims and releases take the registry lock; generating does
+ * when it exits.  Claims and releases take the claim lock; generating does
  * not, because a dedicated slot has a single writer.  The last slot is shared
  * by every backend that finds no dedicated slot free, under its own lock, so
  * running out of slots slows generation down but never fails it.  Layouts
@@ -25,7 +25,7 @@
  *	  by its holder, without a lock.  The next holder reads them after a
  *	  release and a claim under claim_lock, which order the accesses.  The
  *	  view copies another holder's state without its lock
- *	  (registry_read_slot): the counters are atomics, each read whole;
+ *	  (slots_read_slot): the counters are atomics, each read whole;
  *	  gen.last_ms and gen.clock_high are plain int64, whole on 64-bit
  *	  platforms only, and the two may come from different steps.  The view
  *	  shows them and never decides anything by them, so a value a moment
@@ -44,8 +44,8 @@
  *	  heuristic, never a decision about IDs.
  *	- Lock order: layout_lock, then a state's lock or shared_slot_lock,
  *	  then hwm.c's mark lock (a step may raise a mark: file write, fsync and
- *	  WAL flush under both), then WAL's own.  hwm.c never takes a registry
- *	  lock.  Nobody sleeps holding any of them: waits for the clock and for
+ *	  WAL flush under both), then WAL's own.  hwm.c never takes a lock
+ *	  of these.  Nobody sleeps holding any of them: waits for the clock and for
  *	  synchronous standbys happen after release.
  */
 #include "postgres.h"
@@ -59,14 +59,14 @@
 #include "base/layout_table.h"
 #include "base/settings.h"
 #include "marks/hwm.h"
-#include "registry.h"
+#include "slots.h"
 
 /* Each slot on cache lines of its own: its holder writes it on every call. */
-typedef union RegistrySlotPadded
+typedef union WorkerSlotPadded
 {
-	RegistrySlot slot;
-	char		pad[TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(RegistrySlot))];
-} RegistrySlotPadded;
+	WorkerSlot slot;
+	char		pad[TYPEALIGN(PG_CACHE_LINE_SIZE, sizeof(WorkerSlot))];
+} WorkerSlotPadded;
 
 /*
  * Generator state of a layout definition other than the default, for
@@ -91,18 +91,18 @@ typedef union LayoutStatePadded
 /*
  * States kept at once.  When all are in use, the one whose newest tick is
  * oldest is given up, and its definition later starts a fresh one after
- * that tick (registry_state_floor), in the next tick at the earliest: a
+ * that tick (slots_state_floor), in the next tick at the earliest: a
  * server that keeps more definitions than this busy at once makes at most
  * one ID per tick of each in turn.
  */
-#define REGISTRY_MAX_LAYOUTS 1024
+#define SLOTS_MAX_LAYOUTS 1024
 
 /*
  * The header, then the layout states and the slots, each array starting on
  * a cache line boundary of its own so that padding each element keeps it
- * off its neighbours' lines (registry_shmem_startup() places them).
+ * off its neighbours' lines (slots_shmem_startup() places them).
  */
-typedef struct RegistryShared
+typedef struct SlotsShared
 {
 	LWLock	   *claim_lock;		/* slot ownership */
 	LWLock	   *shared_slot_lock;	/* generation in the shared slot */
@@ -115,88 +115,89 @@ typedef struct RegistryShared
 	int64		states_recycled;	/* states given up while in use */
 	TimestampTz states_recycled_at;
 	int			nslots;
-	LayoutStatePadded *layouts; /* [REGISTRY_MAX_LAYOUTS] */
-	RegistrySlotPadded *slots;	/* [nslots] */
-} RegistryShared;
+	LayoutStatePadded *layouts; /* [SLOTS_MAX_LAYOUTS] */
+	WorkerSlotPadded *slots;	/* [nslots] */
+} SlotsShared;
 
-#define REGISTRY_TRANCHE "idgen"
+#define SLOTS_TRANCHE "idgen"
 
-static RegistryShared *registry = NULL;
+static SlotsShared *slots_shm = NULL;
 
 static int
-registry_nslots(void)
+slots_nslots(void)
 {
 	return 1 << (IDGEN_MACHINE_BITS - idgen_node_bits);
 }
 
 /* One spare cache line lets the arrays start on a boundary wherever the block does. */
 static Size
-registry_shmem_size(void)
+slots_shmem_size(void)
 {
-	Size		size = CACHELINEALIGN(sizeof(RegistryShared)) + PG_CACHE_LINE_SIZE;
+	Size		size = CACHELINEALIGN(sizeof(SlotsShared)) + PG_CACHE_LINE_SIZE;
 
-	size = add_size(size, mul_size(REGISTRY_MAX_LAYOUTS, sizeof(LayoutStatePadded)));
-	return add_size(size, mul_size(registry_nslots(), sizeof(RegistrySlotPadded)));
+	size = add_size(size, mul_size(SLOTS_MAX_LAYOUTS, sizeof(LayoutStatePadded)));
+	return add_size(size, mul_size(slots_nslots(), sizeof(WorkerSlotPadded)));
 }
 
 void
-registry_shmem_request(void)
+slots_shmem_request(void)
 {
-	RequestAddinShmemSpace(registry_shmem_size());
-	RequestNamedLWLockTranche(REGISTRY_TRANCHE, 3 + REGISTRY_MAX_LAYOUTS);
+	RequestAddinShmemSpace(slots_shmem_size());
+	RequestNamedLWLockTranche(SLOTS_TRANCHE, 3 + SLOTS_MAX_LAYOUTS);
 }
 
 /* Runs in the postmaster at startup and after every crash reinitialisation. */
 void
-registry_shmem_startup(void)
+slots_shmem_startup(void)
 {
 	bool		found;
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	registry = ShmemInitStruct("idgen registry", registry_shmem_size(), &found);
+	/* the segment's name since 1.0, as pg_shmem_allocations shows it */
+	slots_shm = ShmemInitStruct("idgen registry", slots_shmem_size(), &found);
 	if (!found)
 	{
-		LWLockPadded *locks = GetNamedLWLockTranche(REGISTRY_TRANCHE);
+		LWLockPadded *locks = GetNamedLWLockTranche(SLOTS_TRANCHE);
 
-		memset(registry, 0, registry_shmem_size());
-		registry->layouts = (LayoutStatePadded *)
-			CACHELINEALIGN((char *) registry + sizeof(RegistryShared));
-		registry->slots = (RegistrySlotPadded *) (registry->layouts + REGISTRY_MAX_LAYOUTS);
-		registry->claim_lock = &locks[0].lock;
-		registry->shared_slot_lock = &locks[1].lock;
-		registry->layout_lock = &locks[2].lock;
-		for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
+		memset(slots_shm, 0, slots_shmem_size());
+		slots_shm->layouts = (LayoutStatePadded *)
+			CACHELINEALIGN((char *) slots_shm + sizeof(SlotsShared));
+		slots_shm->slots = (WorkerSlotPadded *) (slots_shm->layouts + SLOTS_MAX_LAYOUTS);
+		slots_shm->claim_lock = &locks[0].lock;
+		slots_shm->shared_slot_lock = &locks[1].lock;
+		slots_shm->layout_lock = &locks[2].lock;
+		for (int i = 0; i < SLOTS_MAX_LAYOUTS; i++)
 		{
-			registry->layouts[i].state.lock = &locks[3 + i].lock;
-			step_state_init(&registry->layouts[i].state.gen);
+			slots_shm->layouts[i].state.lock = &locks[3 + i].lock;
+			step_state_init(&slots_shm->layouts[i].state.gen);
 		}
-		registry->nslots = registry_nslots();
-		for (int i = 0; i < registry->nslots; i++)
-			step_state_init(&registry->slots[i].slot.gen);
+		slots_shm->nslots = slots_nslots();
+		for (int i = 0; i < slots_shm->nslots; i++)
+			step_state_init(&slots_shm->slots[i].slot.gen);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
 /* Reading or claiming needs the shared memory of a preloaded idgen. */
 void
-registry_require(void)
+slots_require(void)
 {
-	settings_require_preloaded(registry != NULL);
+	settings_require_preloaded(slots_shm != NULL);
 }
 
 int
-registry_shared_index(void)
+slots_shared_index(void)
 {
-	return registry->nslots - 1;
+	return slots_shm->nslots - 1;
 }
 
 /* Gives back a dedicated slot this backend claimed, at its exit. */
 void
-registry_release_slot(int index)
+slots_release_slot(int index)
 {
-	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
-	registry->slots[index].slot.pid = 0;
-	LWLockRelease(registry->claim_lock);
+	LWLockAcquire(slots_shm->claim_lock, LW_EXCLUSIVE);
+	slots_shm->slots[index].slot.pid = 0;
+	LWLockRelease(slots_shm->claim_lock);
 }
 
 /*
@@ -205,40 +206,40 @@ registry_release_slot(int index)
  * holds claim_lock.
  */
 static void
-registry_note_slots_full(bool again)
+slots_note_slots_full(bool again)
 {
 	if (again)
 		return;
-	if (registry->slots_full++ == 0)
+	if (slots_shm->slots_full++ == 0)
 		ereport(LOG,
 				(errmsg("idgen: every worker id is taken; backends without one generate in the shared worker id %d, one at a time",
-						registry_shared_index()),
+						slots_shared_index()),
 				 errdetail("idgen.node_bits = %d leaves %d worker ids to each node id.",
-						   idgen_node_bits, registry->nslots),
+						   idgen_node_bits, slots_shm->nslots),
 				 errhint("Generate IDs from fewer backends at once, for example through a connection pooler.")));
-	registry->slots_full_at = GetCurrentTimestamp();
+	slots_shm->slots_full_at = GetCurrentTimestamp();
 }
 
 /*
  * Claims the first free dedicated slot, or returns NULL when all are taken.
  * The slot keeps its generator state and newest millisecond, from which the
  * new holder starts (generator.c); only the holder's counters start over.
- * The caller gives it back with registry_release_slot(), and must have made
+ * The caller gives it back with slots_release_slot(), and must have made
  * sure that it will, exit included, before claiming.  again says that the
  * caller is in the shared slot already, trying for a slot of its own.
  */
-RegistrySlot *
-registry_claim_slot(int *index, bool again)
+WorkerSlot *
+slots_claim_slot(int *index, bool again)
 {
-	RegistrySlot *slot = NULL;
+	WorkerSlot *slot = NULL;
 	int			i;
 
-	LWLockAcquire(registry->claim_lock, LW_EXCLUSIVE);
-	for (i = 0; i < registry_shared_index(); i++)
+	LWLockAcquire(slots_shm->claim_lock, LW_EXCLUSIVE);
+	for (i = 0; i < slots_shared_index(); i++)
 	{
-		if (registry->slots[i].slot.pid != 0)
+		if (slots_shm->slots[i].slot.pid != 0)
 			continue;
-		slot = &registry->slots[i].slot;
+		slot = &slots_shm->slots[i].slot;
 		slot->pid = MyProcPid;
 		slot->userid = GetUserId();
 		slot->claimed_at = GetCurrentTimestamp();
@@ -247,15 +248,15 @@ registry_claim_slot(int *index, bool again)
 		break;
 	}
 	if (slot == NULL)
-		registry_note_slots_full(again);
-	LWLockRelease(registry->claim_lock);
+		slots_note_slots_full(again);
+	LWLockRelease(slots_shm->claim_lock);
 
 	return slot;
 }
 
 /* A state whose newest tick is oldest is given up first. */
 static int64
-registry_state_last_ms(const LayoutTableEntry *entry)
+slots_state_last_ms(const LayoutTableEntry *entry)
 {
 	return ((const LayoutState *) entry)->gen.last_ms;
 }
@@ -265,38 +266,38 @@ registry_state_last_ms(const LayoutTableEntry *entry)
  * first.  The caller holds layout_lock.
  */
 static void
-registry_note_recycled(void)
+slots_note_recycled(void)
 {
-	if (registry->states_recycled++ == 0)
+	if (slots_shm->states_recycled++ == 0)
 		ereport(LOG,
 				(errmsg("idgen: all %d layout states are in use; the one idle longest is given up for another layout",
-						REGISTRY_MAX_LAYOUTS),
+						SLOTS_MAX_LAYOUTS),
 				 errdetail("Layouts without a worker field for this server generate in a state shared by the server's backends. A layout whose state was given up starts a new one in its next tick.")));
-	registry->states_recycled_at = GetCurrentTimestamp();
+	slots_shm->states_recycled_at = GetCurrentTimestamp();
 }
 
 /*
  * Finds or starts the state of a layout definition and returns it locked,
  * noting where it is in *ref.  A state given up for it leaves where it
- * ended with its own layout's mark (hwm_retire), for registry_state_floor().
+ * ended with its own layout's mark (hwm_retire), for slots_state_floor().
  */
 static LayoutState *
-registry_lookup_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
+slots_lookup_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
 					   bool *fresh)
 {
 	LayoutTable table = {
-		.base = registry->layouts,
+		.base = slots_shm->layouts,
 		.stride = sizeof(LayoutStatePadded),
-		.n = REGISTRY_MAX_LAYOUTS,
-		.incarnations = &registry->incarnations,
-		.last_used = registry_state_last_ms,
+		.n = SLOTS_MAX_LAYOUTS,
+		.incarnations = &slots_shm->incarnations,
+		.last_used = slots_state_last_ms,
 	};
 	LayoutKey	key;
 	uint32		hash = layout_key(&key, layout);
 	LayoutState *state;
 	bool		found;
 
-	LWLockAcquire(registry->layout_lock, LW_EXCLUSIVE);
+	LWLockAcquire(slots_shm->layout_lock, LW_EXCLUSIVE);
 	state = (LayoutState *) layout_table_find(&table, &key, hash, &found);
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
 	*fresh = !found;
@@ -305,14 +306,14 @@ registry_lookup_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutSt
 		if (state->head.incarnation != 0)
 		{
 			hwm_retire(state->mark_entry, state->gen.last_ms);
-			registry_note_recycled();
+			slots_note_recycled();
 		}
 		step_state_init(&state->gen);
 		state->mark_entry = mark_entry;
 		layout_table_give(&table, &state->head, &key, hash);
 	}
-	LWLockRelease(registry->layout_lock);
-	ref->index = (LayoutStatePadded *) state - registry->layouts;
+	LWLockRelease(slots_shm->layout_lock);
+	ref->index = (LayoutStatePadded *) state - slots_shm->layouts;
 	ref->incarnation = state->head.incarnation;
 	return state;
 }
@@ -321,10 +322,10 @@ registry_lookup_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutSt
  * Where a recycled state starts: a state just given to a definition
  * knows nothing of the IDs made before, so it starts above the layout's
  * floor and after the newest tick of every state of the layout given up
- * (registry_lookup_layout notes it); a state in use needs the floor only.
+ * (slots_lookup_layout notes it); a state in use needs the floor only.
  */
 static int64
-registry_state_floor(HwmEntry *mark_entry, bool fresh)
+slots_state_floor(HwmEntry *mark_entry, bool fresh)
 {
 	if (!fresh)
 		return hwm_floor(mark_entry);
@@ -333,30 +334,30 @@ registry_state_floor(HwmEntry *mark_entry, bool fresh)
 
 /* The locked state of a layout definition: where *ref says, or looked up. */
 static LayoutState *
-registry_lock_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
+slots_lock_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
 					 bool *fresh)
 {
 	if (ref->index >= 0)
 	{
-		LayoutState *state = &registry->layouts[ref->index].state;
+		LayoutState *state = &slots_shm->layouts[ref->index].state;
 
 		LWLockAcquire(state->lock, LW_EXCLUSIVE);
 		if (likely(state->head.incarnation == ref->incarnation))
 			return state;
 		LWLockRelease(state->lock);	/* given to another definition */
 	}
-	return registry_lookup_layout(layout, mark_entry, ref, fresh);
+	return slots_lookup_layout(layout, mark_entry, ref, fresh);
 }
 
 /*
  * Locks a state the server's backends share and returns it: the default
  * layout's shared slot when layout is NULL, else the state of the layout's
  * definition, which *ref remembers for the next call.  *floor is where the
- * state must start (registry_state_floor): the caller applies it before
- * the step.  The caller unlocks with registry_unlock_state(), passing ref.
+ * state must start (slots_state_floor): the caller applies it before
+ * the step.  The caller unlocks with slots_unlock_state(), passing ref.
  */
 GenState *
-registry_lock_state(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
+slots_lock_state(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
 					int64 *floor)
 {
 	GenState   *gen;
@@ -364,56 +365,56 @@ registry_lock_state(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutState
 
 	if (layout == NULL)
 	{
-		LWLockAcquire(registry->shared_slot_lock, LW_EXCLUSIVE);
-		gen = &registry->slots[registry_shared_index()].slot.gen;
+		LWLockAcquire(slots_shm->shared_slot_lock, LW_EXCLUSIVE);
+		gen = &slots_shm->slots[slots_shared_index()].slot.gen;
 	}
 	else
-		gen = &registry_lock_layout(layout, mark_entry, ref, &fresh)->gen;
-	*floor = registry_state_floor(mark_entry, fresh);
+		gen = &slots_lock_layout(layout, mark_entry, ref, &fresh)->gen;
+	*floor = slots_state_floor(mark_entry, fresh);
 	return gen;
 }
 
 void
-registry_unlock_state(const LayoutStateRef *ref)
+slots_unlock_state(const LayoutStateRef *ref)
 {
-	LWLockRelease(ref == NULL ? registry->shared_slot_lock :
-				  registry->layouts[ref->index].state.lock);
+	LWLockRelease(ref == NULL ? slots_shm->shared_slot_lock :
+				  slots_shm->layouts[ref->index].state.lock);
 }
 
 /* The rows of idgen_capacity for the worker ids and the layout states. */
 void
-registry_capacity(IdgenCapacity *slots, IdgenCapacity *states)
+slots_capacity(IdgenCapacity *slots, IdgenCapacity *states)
 {
-	registry_require();
+	slots_require();
 	slots->name = "worker_ids";
 	slots->setting = "idgen.node_bits";
-	slots->capacity = registry_shared_index();
+	slots->capacity = slots_shared_index();
 	slots->in_use = 0;
-	LWLockAcquire(registry->claim_lock, LW_SHARED);
-	for (int i = 0; i < registry_shared_index(); i++)
-		if (registry->slots[i].slot.pid != 0)
+	LWLockAcquire(slots_shm->claim_lock, LW_SHARED);
+	for (int i = 0; i < slots_shared_index(); i++)
+		if (slots_shm->slots[i].slot.pid != 0)
 			slots->in_use++;
-	slots->overflows = registry->slots_full;
-	slots->last_overflow = registry->slots_full_at;
-	LWLockRelease(registry->claim_lock);
+	slots->overflows = slots_shm->slots_full;
+	slots->last_overflow = slots_shm->slots_full_at;
+	LWLockRelease(slots_shm->claim_lock);
 
 	states->name = "layout_states";
 	states->setting = NULL;
-	states->capacity = REGISTRY_MAX_LAYOUTS;
+	states->capacity = SLOTS_MAX_LAYOUTS;
 	states->in_use = 0;
-	LWLockAcquire(registry->layout_lock, LW_SHARED);
-	for (int i = 0; i < REGISTRY_MAX_LAYOUTS; i++)
-		if (registry->layouts[i].state.head.incarnation != 0)
+	LWLockAcquire(slots_shm->layout_lock, LW_SHARED);
+	for (int i = 0; i < SLOTS_MAX_LAYOUTS; i++)
+		if (slots_shm->layouts[i].state.head.incarnation != 0)
 			states->in_use++;
-	states->overflows = registry->states_recycled;
-	states->last_overflow = registry->states_recycled_at;
-	LWLockRelease(registry->layout_lock);
+	states->overflows = slots_shm->states_recycled;
+	states->last_overflow = slots_shm->states_recycled_at;
+	LWLockRelease(slots_shm->layout_lock);
 }
 
 int
-registry_slot_count(void)
+slots_slot_count(void)
 {
-	return registry->nslots;
+	return slots_shm->nslots;
 }
 
 /*
@@ -422,14 +423,14 @@ registry_slot_count(void)
  * Locking above), the counters each whole (an atomic read).
  */
 void
-registry_read_slot(int index, RegistrySlot *copy)
+slots_read_slot(int index, WorkerSlot *copy)
 {
-	RegistrySlot *slot = &registry->slots[index].slot;
+	WorkerSlot *slot = &slots_shm->slots[index].slot;
 
-	LWLockAcquire(registry->claim_lock, LW_SHARED);
+	LWLockAcquire(slots_shm->claim_lock, LW_SHARED);
 	*copy = *slot;
 	pg_atomic_init_u64(&copy->gen.issued, pg_atomic_read_u64(&slot->gen.issued));
 	pg_atomic_init_u64(&copy->gen.regressions, pg_atomic_read_u64(&slot->gen.regressions));
 	pg_atomic_init_u64(&copy->gen.waits, pg_atomic_read_u64(&slot->gen.waits));
-	LWLockRelease(registry->claim_lock);
+	LWLockRelease(slots_shm->claim_lock);
 }
