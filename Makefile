@@ -33,12 +33,12 @@ OBJS = \
 	src/lease/lease_state.o \
 	src/lease/lease_token.o \
 	src/lease/lease_worker.o \
-	src/marks/hwm.o \
-	src/marks/hwm_file.o \
-	src/marks/hwm_load.o \
-	src/marks/hwm_reserve.o \
-	src/marks/hwm_writer.o \
-	src/marks/hwm_xlog.o \
+	src/marks/marks.o \
+	src/marks/marks_file.o \
+	src/marks/marks_load.o \
+	src/marks/marks_reserve.o \
+	src/marks/marks_writer.o \
+	src/marks/marks_xlog.o \
 	src/provenance/clone.o \
 	src/provenance/provenance.o \
 	src/provenance/provenance_table.o \
@@ -80,7 +80,7 @@ PG_CPPFLAGS += -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
 
 # src/ has a folder per module; a file names another folder's header by
-# its path from src/ ("marks/hwm.h").
+# its path from src/ ("marks/marks.h").
 PG_CPPFLAGS += -I$(srcdir)/src
 PG_CPPFLAGS += -DIDGEN_VERSION='"$(IDGEN_VERSION)"'
 # The custom WAL resource manager id (src/rmgr.c); WAL written with one id

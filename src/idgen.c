@@ -16,7 +16,7 @@
 #include "gen/stats.h"
 #include "horizon/horizon.h"
 #include "lease/lease.h"
-#include "marks/hwm.h"
+#include "marks/marks.h"
 #include "provenance/clone.h"
 #include "provenance/provenance.h"
 #include "rmgr.h"
@@ -34,7 +34,7 @@ idgen_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	slots_shmem_request();
-	hwm_shmem_request();
+	marks_shmem_request();
 	clone_shmem_request();
 	provenance_shmem_request();
 	horizon_shmem_request();
@@ -48,8 +48,8 @@ idgen_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	slots_shmem_startup();
-	provenance_shmem_startup();	/* before hwm_load.c reads its line of idgen_hwm */
-	hwm_shmem_startup();
+	provenance_shmem_startup();	/* before marks_load.c reads its line of idgen_hwm */
+	marks_shmem_startup();
 	clone_shmem_startup();
 	horizon_shmem_startup();
 	stats_shmem_startup();
@@ -69,7 +69,7 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = idgen_shmem_startup;
 	rmgr_register();
-	hwm_writer_register();
+	marks_writer_register();
 	lease_configure();
 	/* a server that cannot generate must not hold a node id another could use */
 	if (lease_on && settings_all_valid())

@@ -4,7 +4,7 @@
  *		test_custom_rmgrs has them.
  *
  * Two kinds of record (idgen_xlog.h): a layout's high-water mark, which
- * hwm_xlog.c writes so that a promoted standby resumes above its old
+ * marks_xlog.c writes so that a promoted standby resumes above its old
  * primary's IDs, and a prepared transaction's horizon entry, which
  * horizon_file.c writes so that a standby holds it after promotion.  Redo
  * hands each record's contents to its owner.
@@ -17,10 +17,10 @@
 
 #include "base/idgen_xlog.h"
 #include "horizon/horizon.h"
-#include "marks/hwm.h"
+#include "marks/marks.h"
 #include "rmgr.h"
 
-/* Either mark record, as a mark of a node id (HWM_ANY_NODE for the older one). */
+/* Either mark record, as a mark of a node id (MARKS_ANY_NODE for the older one). */
 static bool
 rmgr_read_mark(XLogReaderState *record, xl_idgen_mark_node *rec)
 {
@@ -34,7 +34,7 @@ rmgr_read_mark(XLogReaderState *record, xl_idgen_mark_node *rec)
 		memcpy(&old, XLogRecGetData(record), SizeOfIdgenMark);
 		rec->epoch_ms = old.epoch_ms;
 		rec->mark_ms = old.mark_ms;
-		rec->node = HWM_ANY_NODE;
+		rec->node = MARKS_ANY_NODE;
 		rec->node_bits = 0;
 		memcpy(rec->layout, old.layout, NAMEDATALEN);
 	}
@@ -64,7 +64,7 @@ rmgr_redo(XLogReaderState *record)
 	if (rmgr_read_horizon_prepared(record, &hrec))
 		horizon_redo_prepared(hrec.xid, hrec.ms);
 	else if (rmgr_read_mark(record, &rec))
-		hwm_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);
+		marks_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);
 	else
 		elog(PANIC, "idgen_redo: unknown op code %u or length %u",
 			 XLogRecGetInfo(record) & ~XLR_INFO_MASK, (unsigned) XLogRecGetDataLen(record));
@@ -82,7 +82,7 @@ rmgr_desc(StringInfo buf, XLogReaderState *record)
 	{
 		appendStringInfo(buf, "layout \"%s\" mark %lld epoch %lld (Unix ms)", rec.layout,
 						 (long long) rec.mark_ms, (long long) rec.epoch_ms);
-		if (rec.node != HWM_ANY_NODE)
+		if (rec.node != MARKS_ANY_NODE)
 			appendStringInfo(buf, " node %d node_bits %d", rec.node, rec.node_bits);
 	}
 }

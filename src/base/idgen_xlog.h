@@ -1,7 +1,7 @@
 /*
  * idgen_xlog.h
  *		The records of idgen's WAL resource manager, as heapam_xlog.h has
- *		heap's: each owner inserts its own (hwm_xlog.c a layout's mark,
+ *		heap's: each owner inserts its own (marks_xlog.c a layout's mark,
  *		horizon_file.c a prepared transaction's entry); rmgr.c replays and
  *		describes them.
  *

@@ -67,7 +67,7 @@ void
 generator_start_as_holder(GenState *st, const GenTarget *t)
 {
 	step_start(st, &t->plan, layout_tick_start(t->plan.layout, me.slot->last_ms),
-			   hwm_floor(t->mark_entry));
+			   marks_floor(t->mark_entry));
 }
 
 /*
@@ -82,7 +82,7 @@ generator_start_tick(GenState *st, const GenTarget *t, int64 tick, int64 n, int6
 	/* a refusal reaches backends that generated before it */
 	provenance_check_tick();
 	/* The tick's start: a long tick must not push the mark far ahead. */
-	if (!hwm_reserve(t->mark_entry, tick))
+	if (!marks_reserve(t->mark_entry, tick))
 		return false;
 	/*
 	 * A leased node id: the lease must hold the tick.  Checked after the
@@ -102,7 +102,7 @@ generator_wait_confirmed(const GenTarget *t, int64 tick)
 {
 	if (t->plan.stats)
 		stats_pending(t->plan.stats)->confirm_waits++;
-	hwm_wait_confirmed(t->mark_entry, tick);
+	marks_wait_confirmed(t->mark_entry, tick);
 }
 
 /*

@@ -78,13 +78,13 @@ plan_target(GenTarget *t, const IdgenLayout *layout, int64 *workers)
 		plan_cannot(layout, "It has no sequence field.", "Give the layout a sequence field.");
 	memset(t, 0, sizeof(*t));
 	plan->layout = layout;
-	t->mark_entry = hwm_attach(layout);
+	t->mark_entry = marks_attach(layout);
 	plan->stats = stats_local(layout, t->mark_entry);
 	plan->limits = &idgen_limits;
-	plan->mark_step_ms = HWM_STEP_MS;
+	plan->mark_step_ms = MARKS_STEP_MS;
 	/* Fixed once the layout's mark is attached: only recovery moves them. */
-	plan->shared_floor = hwm_shared_floor(t->mark_entry);
-	plan->epoch_later_until = hwm_epoch_later_until(t->mark_entry);
+	plan->shared_floor = marks_shared_floor(t->mark_entry);
+	plan->epoch_later_until = marks_epoch_later_until(t->mark_entry);
 	plan->tick_ms = layout->tick_ms;
 	plan->seq_max = layout->size[IDGEN_FIELD_SEQ] - 1;
 	plan->seq_scale = layout->scale[IDGEN_FIELD_SEQ];

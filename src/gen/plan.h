@@ -5,7 +5,7 @@
 #ifndef IDGEN_PLAN_H
 #define IDGEN_PLAN_H
 
-#include "marks/hwm.h"
+#include "marks/marks.h"
 #include "step.h"
 
 /*
@@ -16,7 +16,7 @@
 typedef struct GenTarget
 {
 	GenPlan		plan;
-	HwmEntry   *mark_entry;
+	MarkEntry   *mark_entry;
 	int64	   *holder_last_ms; /* NULL unless in a dedicated slot */
 } GenTarget;
 

@@ -43,8 +43,8 @@
  *	  state to give up reads other states' last_ms without their locks: a
  *	  heuristic, never a decision about IDs.
  *	- Lock order: layout_lock, then a state's lock or shared_slot_lock,
- *	  then hwm.c's mark lock (a step may raise a mark: file write, fsync and
- *	  WAL flush under both), then WAL's own.  hwm.c never takes a lock
+ *	  then marks.c's mark lock (a step may raise a mark: file write, fsync and
+ *	  WAL flush under both), then WAL's own.  marks.c never takes a lock
  *	  of these.  Nobody sleeps holding any of them: waits for the clock and for
  *	  synchronous standbys happen after release.
  */
@@ -58,7 +58,7 @@
 #include "base/layout.h"
 #include "base/layout_table.h"
 #include "base/settings.h"
-#include "marks/hwm.h"
+#include "marks/marks.h"
 #include "slots.h"
 
 /* Each slot on cache lines of its own: its holder writes it on every call. */
@@ -77,7 +77,7 @@ typedef struct LayoutState
 {
 	LayoutTableEntry head;		/* which definition; first, for layout_table.c */
 	LWLock	   *lock;			/* guards gen */
-	HwmEntry   *mark_entry;	/* the layout's mark, told of the state's end */
+	MarkEntry   *mark_entry;	/* the layout's mark, told of the state's end */
 	GenState	gen;
 } LayoutState;
 
@@ -279,10 +279,10 @@ slots_note_recycled(void)
 /*
  * Finds or starts the state of a layout definition and returns it locked,
  * noting where it is in *ref.  A state given up for it leaves where it
- * ended with its own layout's mark (hwm_retire), for slots_state_floor().
+ * ended with its own layout's mark (marks_retire), for slots_state_floor().
  */
 static LayoutState *
-slots_lookup_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
+slots_lookup_layout(const IdgenLayout *layout, MarkEntry *mark_entry, LayoutStateRef *ref,
 					   bool *fresh)
 {
 	LayoutTable table = {
@@ -305,7 +305,7 @@ slots_lookup_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutState
 	{
 		if (state->head.incarnation != 0)
 		{
-			hwm_retire(state->mark_entry, state->gen.last_ms);
+			marks_retire(state->mark_entry, state->gen.last_ms);
 			slots_note_recycled();
 		}
 		step_state_init(&state->gen);
@@ -325,16 +325,16 @@ slots_lookup_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutState
  * (slots_lookup_layout notes it); a state in use needs the floor only.
  */
 static int64
-slots_state_floor(HwmEntry *mark_entry, bool fresh)
+slots_state_floor(MarkEntry *mark_entry, bool fresh)
 {
 	if (!fresh)
-		return hwm_floor(mark_entry);
-	return Max(hwm_floor(mark_entry), hwm_retired(mark_entry) + 1);
+		return marks_floor(mark_entry);
+	return Max(marks_floor(mark_entry), marks_retired(mark_entry) + 1);
 }
 
 /* The locked state of a layout definition: where *ref says, or looked up. */
 static LayoutState *
-slots_lock_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
+slots_lock_layout(const IdgenLayout *layout, MarkEntry *mark_entry, LayoutStateRef *ref,
 					 bool *fresh)
 {
 	if (ref->index >= 0)
@@ -357,7 +357,7 @@ slots_lock_layout(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRe
  * the step.  The caller unlocks with slots_unlock_state(), passing ref.
  */
 GenState *
-slots_lock_state(const IdgenLayout *layout, HwmEntry *mark_entry, LayoutStateRef *ref,
+slots_lock_state(const IdgenLayout *layout, MarkEntry *mark_entry, LayoutStateRef *ref,
 					int64 *floor)
 {
 	GenState   *gen;

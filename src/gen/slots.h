@@ -12,7 +12,7 @@
 #include "storage/lwlock.h"
 
 #include "base/capacity.h"
-#include "marks/hwm.h"
+#include "marks/marks.h"
 #include "step.h"
 
 /*
@@ -51,7 +51,7 @@ typedef struct LayoutStateRef
 
 #define LAYOUT_STATE_REF_INIT {-1, 0}
 
-extern GenState *slots_lock_state(const IdgenLayout *layout, HwmEntry *mark_entry,
+extern GenState *slots_lock_state(const IdgenLayout *layout, MarkEntry *mark_entry,
 									 LayoutStateRef *ref, int64 *floor);
 extern void slots_unlock_state(const LayoutStateRef *ref);
 extern void slots_capacity(IdgenCapacity *slots, IdgenCapacity *states);

@@ -49,7 +49,7 @@
 typedef struct StatsEntry
 {
 	LayoutTableEntry head;		/* which definition; first, for layout_table.c */
-	HwmEntry   *mark_entry;	/* the layout's mark on this server */
+	MarkEntry   *mark_entry;	/* the layout's mark on this server */
 	int64		end_ms;			/* last Unix ms the time field holds */
 	pg_atomic_uint64 counts[STATS_NCOUNTERS];
 	pg_atomic_uint64 published; /* TimestampTz last added to */
@@ -69,7 +69,7 @@ struct StatsLocal
 {
 	LayoutKey	key;
 	uint32		hash;
-	HwmEntry   *mark_entry;
+	MarkEntry   *mark_entry;
 	int64		end_ms;
 	pg_atomic_uint64 *own;		/* its state's issued counter */
 	uint64		own_base;		/* *own already counted */
@@ -293,7 +293,7 @@ stats_backend_exit(int code, Datum arg)
  * generator keeps the pointer in its plan.
  */
 StatsLocal *
-stats_local(const IdgenLayout *layout, HwmEntry *mark_entry)
+stats_local(const IdgenLayout *layout, MarkEntry *mark_entry)
 {
 	LayoutKey	key;
 	uint32		hash;
@@ -362,7 +362,7 @@ stats_add_row(ReturnSetInfo *rsinfo, StatsEntry *e, int64 now)
 {
 	Datum		values[STATS_COLS];
 	bool		nulls[STATS_COLS] = {false};
-	int64		mark = e->mark_entry ? hwm_mark(e->mark_entry) : 0;
+	int64		mark = e->mark_entry ? marks_value(e->mark_entry) : 0;
 	uint64		c[STATS_NCOUNTERS];
 	Interval   *left = palloc0(sizeof(Interval));
 

@@ -11,7 +11,7 @@
 
 #include "base/capacity.h"
 #include "base/layout.h"
-#include "marks/hwm.h"
+#include "marks/marks.h"
 
 /* Counts of one layout definition; max_lead_ms is a maximum, not a sum. */
 typedef struct StatsCounters
@@ -36,7 +36,7 @@ typedef struct StatsLocal StatsLocal;
 extern void stats_shmem_request(void);
 extern void stats_shmem_startup(void);
 
-extern StatsLocal *stats_local(const IdgenLayout *layout, HwmEntry *mark_entry);
+extern StatsLocal *stats_local(const IdgenLayout *layout, MarkEntry *mark_entry);
 extern StatsCounters *stats_pending(StatsLocal *local);
 extern void stats_track(StatsLocal *local, pg_atomic_uint64 *own);
 extern void stats_untrack(StatsLocal *local, pg_atomic_uint64 *own);

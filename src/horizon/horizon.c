@@ -60,10 +60,10 @@
 #include "base/compat.h"
 #include "base/settings.h"
 #include "horizon_shared.h"
-#include "marks/hwm.h"
+#include "marks/marks.h"
 
 /* The mark runs this far ahead of the floor: one file write per half of it. */
-#define HORIZON_STEP_MS		HWM_STEP_MS
+#define HORIZON_STEP_MS		MARKS_STEP_MS
 
 int64		horizon_xact_ms = PG_INT64_MAX;
 

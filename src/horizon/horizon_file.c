@@ -24,7 +24,7 @@
 #include "base/layout.h"
 #include "base/settings.h"
 #include "horizon_shared.h"
-#include "marks/hwm.h"
+#include "marks/marks.h"
 
 #define HORIZON_TMP_FILE	"idgen_horizon.tmp"
 
@@ -95,7 +95,7 @@ horizon_load_file(void)
  * returned up to the file's mark are IDs of the old epoch, above what the
  * same times give in the new one: IDs of the default layout, of every node
  * id, must then start above that mark in the old epoch's numbers, which
- * hwm_load.c makes durable before anything generates.  The file keeps that
+ * marks_load.c makes durable before anything generates.  The file keeps that
  * floor too, so that it is bound again when idgen_hwm was lost since.
  */
 static void
@@ -104,7 +104,7 @@ horizon_settle_epoch(int64 file_epoch)
 	int64		current = layout_default()->epoch_ms;
 
 	if (file_epoch == PG_INT64_MIN)
-		file_epoch = hwm_default_epoch_read();
+		file_epoch = marks_default_epoch_read();
 	if (file_epoch == PG_INT64_MIN || !settings_all_valid())
 		file_epoch = current;
 	hz->default_epoch = settings_all_valid() ? current : file_epoch;
@@ -115,9 +115,9 @@ horizon_settle_epoch(int64 file_epoch)
 	if (hz->broken)
 		return;
 	if (file_epoch < current)
-		hz->default_floor = hwm_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));
+		hz->default_floor = marks_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));
 	else
-		hz->default_floor = hwm_bind_default_layout(file_epoch, hz->file_floor);
+		hz->default_floor = marks_bind_default_layout(file_epoch, hz->file_floor);
 }
 
 /* At startup, before the floor is set: the file, and the epoch settled. */

@@ -24,7 +24,7 @@
 #include "base/settings.h"
 #include "defs/layout_defs.h"
 #include "horizon_shared.h"
-#include "marks/hwm.h"
+#include "marks/marks.h"
 
 PG_FUNCTION_INFO_V1(idgen_horizon);
 PG_FUNCTION_INFO_V1(idgen_horizon_layout);
@@ -51,21 +51,21 @@ horizon_id(const IdgenLayout *layout, int64 ms)
 static void
 horizon_cover_by_mark(const IdgenLayout *layout, int64 ms)
 {
-	static HwmEntry *default_entry = NULL;
-	HwmEntry   *e;
+	static MarkEntry *default_entry = NULL;
+	MarkEntry   *e;
 
 	if (!settings_all_valid())
 		return;
 	if (layout != layout_default())
-		e = hwm_attach(layout);
+		e = marks_attach(layout);
 	else
 	{
 		if (default_entry == NULL)
-			default_entry = hwm_attach(layout);
+			default_entry = marks_attach(layout);
 		e = default_entry;
 	}
-	while (!hwm_reserve(e, ms))
-		hwm_wait_confirmed(e, ms);
+	while (!marks_reserve(e, ms))
+		marks_wait_confirmed(e, ms);
 }
 
 /*

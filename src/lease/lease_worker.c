@@ -59,7 +59,7 @@
 #include "lease_conn.h"
 #include "lease_state.h"
 #include "lease_token.h"
-#include "marks/hwm.h"
+#include "marks/marks.h"
 
 /* How long to wait before trying the registry again. */
 #define LEASE_RETRY_MS	1000
@@ -106,7 +106,7 @@ lease_margin_us(void)
 static int64
 lease_report_mark(void)
 {
-	int64		base = Max(clock_now_ms(), hwm_node_highest(me.node_id, idgen_node_bits));
+	int64		base = Max(clock_now_ms(), marks_node_highest(me.node_id, idgen_node_bits));
 
 	return base + lease_ms() + idgen_limits.max_lead_ms + LAYOUT_MAX_TICK_MS;
 }
@@ -163,7 +163,7 @@ lease_own_highest(void)
 
 	for (int node = 0; node < (1 << idgen_node_bits); node++)
 	{
-		int64		h = hwm_node_highest(node, idgen_node_bits);
+		int64		h = marks_node_highest(node, idgen_node_bits);
 
 		if (h < 0)
 			return -1;
@@ -186,7 +186,7 @@ lease_start(int64 previous_mark)
 	int64		own = lease_floor_off ? -1 : lease_own_highest();
 	int64		start = Max(previous_mark, own);
 
-	hwm_raise_node_floor(me.node_id, idgen_node_bits, start);
+	marks_raise_node_floor(me.node_id, idgen_node_bits, start);
 	ereport(LOG,
 			(errmsg("idgen: leased node id %d from registry \"%s\"", me.node_id,
 					lease_registry_display()),
@@ -240,7 +240,7 @@ lease_acquire(void)
 	strlcpy(me.token, PQgetvalue(r, 0, 1), sizeof(me.token));
 	previous_mark = (int64) strtoll(PQgetvalue(r, 0, 2), NULL, 10);
 	PQclear(r);
-	/* the marks hwm.c keeps free room for are this node id's */
+	/* the marks marks.c keeps free room for are this node id's */
 	node_id_leased(me.node_id);
 	lease_start(previous_mark);
 	/*
@@ -277,7 +277,7 @@ lease_release(void)
 	 * Unreadable marks cannot bound the IDs made before: the lease runs
 	 * out instead, keeping the mark its renewals reported.
 	 */
-	highest = hwm_node_highest(me.node_id, idgen_node_bits);
+	highest = marks_node_highest(me.node_id, idgen_node_bits);
 	if (highest < 0)
 	{
 		ereport(LOG,

@@ -108,7 +108,7 @@ clone_kept_marks(void)
 static void
 clone_write_node(void)
 {
-	/* hwm_load.c writes idgen_hwm at every start, before this */
+	/* marks_load.c writes idgen_hwm at every start, before this */
 	/* a leased node id is not this directory's: -1, unknown */
 	char	   *data = psprintf("%d\nmarks\n", lease_on ? -1 : node_id());
 

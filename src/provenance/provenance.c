@@ -55,7 +55,7 @@
 #include "base/layout.h"
 #include "base/settings.h"
 #include "clone.h"
-#include "marks/hwm.h"
+#include "marks/marks.h"
 #include "provenance.h"
 #include "provenance_table.h"
 
@@ -105,26 +105,26 @@ static void provenance_write_line(StringInfo buf);
 static bool provenance_settle(bool file_found);
 
 /*
- * The systems line of idgen_hwm is ours; hwm_load.c reads and writes the
+ * The systems line of idgen_hwm is ours; marks_load.c reads and writes the
  * file and hands the line here, without knowing this module: provenance.c
- * calls the marks (hwm_raise_all), never the other way round.
+ * calls the marks (marks_raise_all), never the other way round.
  */
-static const HwmFileClient provenance_client = {
+static const MarkFileClient provenance_client = {
 	.load_line = provenance_load_line,
 	.write_line = provenance_write_line,
 	.settle = provenance_settle,
 };
 
 /*
- * Before hwm_load.c loads the file, whose systems line comes here; in every
- * process, as hwm_load.c writes the file in backends too.
+ * Before marks_load.c loads the file, whose systems line comes here; in every
+ * process, as marks_load.c writes the file in backends too.
  */
 void
 provenance_shmem_startup(void)
 {
 	bool		found;
 
-	hwm_set_file_client(&provenance_client);
+	marks_set_file_client(&provenance_client);
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	prov = ShmemInitStruct("idgen provenance", MAXALIGN(sizeof(ProvenanceShared)), &found);
 	if (!found)
@@ -190,7 +190,7 @@ provenance_load_line(const char *line)
 	return true;
 }
 
-/* The line, for hwm_load.c writing the file under its lock. */
+/* The line, for marks_load.c writing the file under its lock. */
 static void
 provenance_write_line(StringInfo buf)
 {
@@ -441,7 +441,7 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 	prov->refusing = true;
 	LWLockRelease(prov->lock);
 	/* durable with the marks: the file carries the systems line */
-	hwm_raise_all(Max(after_ms, 0) + 1, Max(after_ms, 0) + 1 + lead);
+	marks_raise_all(Max(after_ms, 0) + 1, Max(after_ms, 0) + 1 + lead);
 	ereport(NOTICE,
 			(errmsg("idgen high-water marks raised past %s",
 					timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),

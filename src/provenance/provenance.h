@@ -11,7 +11,7 @@
 #include "datatype/timestamp.h"
 
 extern void provenance_shmem_request(void);
-/* before hwm_shmem_startup(): registers its line of idgen_hwm with hwm.c */
+/* before marks_shmem_startup(): registers its line of idgen_hwm with marks.c */
 extern void provenance_shmem_startup(void);
 
 /* generator.c, before a backend first generates */

@@ -3,7 +3,7 @@
  *		The view idgen_capacity: each shared table of fixed size, how many
  *		entries it has and uses, and how often one was wanted when none was
  *		free.  What a full table does is its own module's: marks share a
- *		mark (hwm.c), layout states are recycled and worker ids shared
+ *		mark (marks.c), layout states are recycled and worker ids shared
  *		(slots.c), prepared transactions refused (horizon.c), counts
  *		dropped (stats.c); none loses a protection.
  */
@@ -18,7 +18,7 @@
 #include "gen/slots.h"
 #include "gen/stats.h"
 #include "horizon/horizon.h"
-#include "marks/hwm.h"
+#include "marks/marks.h"
 
 PG_FUNCTION_INFO_V1(idgen_capacity);
 
@@ -48,7 +48,7 @@ idgen_capacity(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	IdgenCapacity rows[5] = {{0}};
 
-	hwm_capacity(&rows[0]);
+	marks_capacity(&rows[0]);
 	slots_capacity(&rows[1], &rows[2]);
 	horizon_capacity(&rows[3]);
 	stats_capacity(&rows[4]);

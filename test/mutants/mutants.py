@@ -25,12 +25,12 @@ MUTANTS = [
      "a worker id's new holder does not start after its predecessors' newest tick",
      [("\tstep_start(st, &t->plan, layout_tick_start(t->plan.layout, me.slot->last_ms),\n",
        "\tstep_start(st, &t->plan, STEP_NONE,\n")]),
-    ("node_bits_bind", "src/marks/hwm.c",
+    ("node_bits_bind", "src/marks/marks.c",
      "marks written under other idgen.node_bits do not bind",
-     [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
-       "(other->node == HWM_ANY_NODE || (other->node == node && other->node_bits == node_bits));")]),
-    ("hwm_move_epoch", "src/marks/hwm_load.c",
-     "hwm_move_epoch() does nothing: moving idgen.epoch later is no longer refused",
+     [("(other->node == MARKS_ANY_NODE || other->node == node || other->node_bits != node_bits);",
+       "(other->node == MARKS_ANY_NODE || (other->node == node && other->node_bits == node_bits));")]),
+    ("hwm_move_epoch", "src/marks/marks_load.c",
+     "marks_move_epoch() does nothing: moving idgen.epoch later is no longer refused",
      [("\tif (e->epoch_ms == layout->epoch_ms)\n\t\treturn;\n", "\treturn;\n")]),
     ("clock_back_reset", "src/gen/step.c",
      "a clock step back resets the state to the clock",
@@ -44,7 +44,7 @@ MUTANTS = [
     ("redo_mark", "src/rmgr.c",
      "MARK records are not replayed: a promoted standby has only its base backup's marks",
      [("\telse if (rmgr_read_mark(record, &rec))\n"
-       "\t\thwm_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);\n",
+       "\t\tmarks_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);\n",
        "\telse if (rmgr_read_mark(record, &rec))\n\t\t(void) 0;\n")]),
     ("key_epoch", "src/base/layout.c",
      "the epoch is left out of the key of a layout definition's shared state",
@@ -60,7 +60,7 @@ MUTANTS = [
        "")]),
     ("horizon_failover", "src/horizon/horizon_sql.c",
      "idgen_horizon() may pass the marks a synchronous standby confirmed",
-     [("\twhile (!hwm_reserve(e, ms))\n\t\thwm_wait_confirmed(e, ms);\n",
+     [("\twhile (!marks_reserve(e, ms))\n\t\tmarks_wait_confirmed(e, ms);\n",
        "\t(void) e;\n\t(void) ms;\n")]),
     ("stats_named", "src/gen/layout_gen.c",
      "idgen_next('idgen') plans a second state of the default layout, which takes its counts"
@@ -90,12 +90,12 @@ MUTANTS = [
        "\t\t\tpg_atomic_sub_fetch_u64(&generator_attachment()->gen->issued, 1);\n"
        "\t\telse if (lg != NULL && lg->dedicated)\n"
        "\t\t\tpg_atomic_sub_fetch_u64(&lg->gen.issued, 1);\n")]),
-    ("overflow_node_bits", "src/marks/hwm.c",
+    ("overflow_node_bits", "src/marks/marks.c",
      "overflow marks of a node id do not bind other node ids under other idgen.node_bits"
      " (a full table of marks, issue #28 item 1)",
-     [("(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);",
-       "(other->node == HWM_ANY_NODE || other->node == node ||\n"
-       "\t\t (other->node_bits != node_bits && !hwm_is_overflow(other)));")]),
+     [("(other->node == MARKS_ANY_NODE || other->node == node || other->node_bits != node_bits);",
+       "(other->node == MARKS_ANY_NODE || other->node == node ||\n"
+       "\t\t (other->node_bits != node_bits && !marks_is_overflow(other)));")]),
     ("provenance_foreign", "src/provenance/provenance.c",
      "a database holding IDs of a cluster the marks do not cover is not refused"
      " (pg_upgrade, a restored dump; issue #28 item 3)",
@@ -138,11 +138,11 @@ MUTANTS = [
      "a restore's rows of idgen_system do not make the server refuse until a backend of the"
      " restored database generates: another database of the server repeats the old IDs",
      [("\tif (!isnull &&\n\t\tprovenance_note_system(", "\tif (false &&\n\t\tprovenance_note_system(")]),
-    ("redo_mark_memory", "src/marks/hwm_xlog.c",
+    ("redo_mark_memory", "src/marks/marks_xlog.c",
      "marks replayed on a standby are kept in memory only: a standby restarted after a"
      " restartpoint, then promoted, has forgotten them",
-     [("\t\thwm_merge(e, e->epoch_ms, mark_ms);\n\t\thwm_write(NULL);\n",
-       "\t\thwm_merge(e, e->epoch_ms, mark_ms);\n")]),
+     [("\t\tmarks_merge(e, e->epoch_ms, mark_ms);\n\t\tmarks_write(NULL);\n",
+       "\t\tmarks_merge(e, e->epoch_ms, mark_ms);\n")]),
     ("node_field_edge", "src/gen/plan.c",
      "a node id equal to the size of a layout's node field is accepted, and wraps to node 0",
      [("if (node >= l->size[IDGEN_FIELD_NODE])", "if (node > l->size[IDGEN_FIELD_NODE])")]),
@@ -164,10 +164,10 @@ MUTANTS = [
     ('blind_block_overflow', 'src/gen/step.h',
      "Breaks the uniqueness of idgen_next_block() ('the block is n consecutive integers no other call can return'): a block taken when the tick's sequence has fewer than n values left runs past the sequence field into the next worker id's (or node id's) IDs of the same tick; single IDs are unaffected.",
      [('if (now <= st->last_ms && st->seq <= plan->seq_max - n)', 'if (now <= st->last_ms && st->seq < plan->seq_max)')]),
-    ('blind_reserve_halfstep', 'src/marks/hwm_reserve.c',
+    ('blind_reserve_halfstep', 'src/marks/marks_reserve.c',
      "Breaks 'Every tick a layout used starts below its high-water mark, which is durable before use': the fast path accepts ticks up to half a step above the durable mark without raising it, so after a crash, restart or promotion with the clock behind, generation resumes at the mark and repeats the IDs issued above it.",
-     [('if (likely(ms + HWM_STEP_MS / 2 < limit))', 'if (likely(ms < limit + HWM_STEP_MS / 2))')]),
-    ('blind_sync_fastpath', 'src/marks/hwm_reserve.c',
+     [('if (likely(ms + MARKS_STEP_MS / 2 < limit))', 'if (likely(ms < limit + MARKS_STEP_MS / 2))')]),
+    ('blind_sync_fastpath', 'src/marks/marks_reserve.c',
      "Breaks 'Sessions that wait for synchronous standbys use only ticks below marks the standbys flushed': the fast path compares with the locally flushed mark instead of the confirmed one, so with the synchronous standby away a bare SELECT idgen_next() uses ticks the standby never got, and the standby promoted with its clock behind issues them again.",
      [('int64\t\tlimit = (int64) pg_atomic_read_u64(sync ? &e->confirmed : &e->mark);', 'int64\t\tlimit = (int64) pg_atomic_read_u64(&e->mark);')]),
     ('blind_holder_last_max', 'src/gen/generator.c',
@@ -181,7 +181,7 @@ MUTANTS = [
      [('\t\tkey->order[i] = layout->order[i];\n\t\tkey->width[layout->order[i]] = layout->width[layout->order[i]];\n', '\t\tkey->order[i] = layout->order[i];\n')]),
     ('blind_epoch_later_horizon', 'src/horizon/horizon_file.c',
      "Breaks 'the horizon never goes back, across restarts' when idgen.epoch is moved later between restarts: the horizons returned before (kept as the horizon file's mark) are no longer bound to the default layout in the old epoch's numbers, so the horizon and new IDs restart below the cursor a poller already holds and its rows are skipped.",
-     [('\tif (file_epoch < current)\n\t\thz->default_floor = hwm_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));', '\tif (file_epoch > current)\n\t\thz->default_floor = hwm_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));')]),
+     [('\tif (file_epoch < current)\n\t\thz->default_floor = marks_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));', '\tif (file_epoch > current)\n\t\thz->default_floor = marks_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));')]),
 ]
 BY_NAME = {m[0]: m for m in MUTANTS}
 

@@ -1,8 +1,8 @@
 /*
- * hwm_writer.c
+ * marks_writer.c
  *		The "idgen mark writer" background worker: raises high-water marks
  *		that backends have come near, so the hot path does no I/O, and has
- *		synchronous standbys confirm them ahead of need (hwm_reserve.c).
+ *		synchronous standbys confirm them ahead of need (marks_reserve.c).
  */
 #include "postgres.h"
 
@@ -16,9 +16,9 @@
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 
-#include "hwm_shared.h"
+#include "marks_shared.h"
 
-PGDLLEXPORT void hwm_writer_main(Datum arg);
+PGDLLEXPORT void marks_writer_main(Datum arg);
 
 /* Set while the writer waits for synchronous standbys. */
 static volatile sig_atomic_t confirming = false;
@@ -29,7 +29,7 @@ static volatile sig_atomic_t confirming = false;
  * ends only on ProcDiePending, which the server's shutdown must not wait on.
  */
 static void
-hwm_writer_sigterm(SIGNAL_ARGS)
+marks_writer_sigterm(SIGNAL_ARGS)
 {
 	int			save_errno = errno;
 
@@ -47,15 +47,15 @@ hwm_writer_sigterm(SIGNAL_ARGS)
  * themselves.
  */
 static void
-hwm_confirm(void)
+marks_confirm(void)
 {
-	int			n = hwm->end;	/* read once: entries above it are unused */
+	int			n = mark_table->end;	/* read once: entries above it are unused */
 	int64	   *marks = palloc(n * sizeof(int64));
 	XLogRecPtr	logged;
 
 	for (int i = 0; i < n; i++)
-		marks[i] = hwm_mark(&hwm->entries[i]);
-	logged = hwm_confirmable_lsn();
+		marks[i] = marks_value(&mark_table->entries[i]);
+	logged = marks_confirmable_lsn();
 	if (logged == InvalidXLogRecPtr)
 	{
 		pfree(marks);
@@ -76,7 +76,7 @@ hwm_confirm(void)
 	}
 	for (int i = 0; i < n; i++)
 	{
-		pg_atomic_uint64 *confirmed = &hwm->entries[i].confirmed;
+		pg_atomic_uint64 *confirmed = &mark_table->entries[i].confirmed;
 		uint64		old = pg_atomic_read_u64(confirmed);
 
 		while (old < (uint64) marks[i] &&
@@ -84,26 +84,26 @@ hwm_confirm(void)
 			;
 	}
 	pfree(marks);
-	ConditionVariableBroadcast(&hwm->confirmed_cv);
+	ConditionVariableBroadcast(&mark_table->confirmed_cv);
 }
 
 static void
-hwm_writer_detach(int code, Datum arg)
+marks_writer_detach(int code, Datum arg)
 {
-	hwm->writer_latch = NULL;
+	mark_table->writer_latch = NULL;
 }
 
 void
-hwm_writer_main(Datum arg)
+marks_writer_main(Datum arg)
 {
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, hwm_writer_sigterm);
+	pqsignal(SIGTERM, marks_writer_sigterm);
 	BackgroundWorkerUnblockSignals();
 	/* Confirm marks on flush, whatever the server's default. */
 	SetConfigOption("synchronous_commit", "on", PGC_SUSET, PGC_S_OVERRIDE);
 
-	hwm->writer_latch = MyLatch;
-	before_shmem_exit(hwm_writer_detach, (Datum) 0);
+	mark_table->writer_latch = MyLatch;
+	before_shmem_exit(marks_writer_detach, (Datum) 0);
 
 	while (!ShutdownRequestPending)
 	{
@@ -118,9 +118,9 @@ hwm_writer_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		hwm_raise(NULL, -1);
-		if (hwm_sync_wanted())
-			hwm_confirm();
+		marks_raise(NULL, -1);
+		if (marks_sync_wanted())
+			marks_confirm();
 	}
 
 	/*
@@ -134,7 +134,7 @@ hwm_writer_main(Datum arg)
 
 /* During preload. */
 void
-hwm_writer_register(void)
+marks_writer_register(void)
 {
 	BackgroundWorker worker = {0};
 
@@ -142,7 +142,7 @@ hwm_writer_register(void)
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = 1;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "idgen");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "hwm_writer_main");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "marks_writer_main");
 	snprintf(worker.bgw_name, BGW_MAXLEN, "idgen mark writer");
 	snprintf(worker.bgw_type, BGW_MAXLEN, "idgen mark writer");
 	RegisterBackgroundWorker(&worker);

@@ -1,10 +1,10 @@
 /*
- * hwm_reserve.c
+ * marks_reserve.c
  *		High-water marks as backends use them: attaching a layout to its
  *		mark, reserving a tick below it, raising marks durably, and waiting
  *		for synchronous standbys to confirm them.
  *
- * Marks run HWM_STEP_MS ahead of the newest tick asked for.  When a backend's
+ * Marks run MARKS_STEP_MS ahead of the newest tick asked for.  When a backend's
  * time comes within half a step of its mark, the backend wakes the "idgen
  * mark writer" background worker, which raises the mark, so the hot path
  * does no I/O; only a backend that reaches the mark itself (an idle server's
@@ -32,7 +32,7 @@
 #include "base/compat.h"
 #include "base/node.h"
 #include "base/settings.h"
-#include "hwm_shared.h"
+#include "marks_shared.h"
 
 /*
  * The mark of a layout, for as long as the server runs: its own entry for
@@ -42,28 +42,28 @@
  * the old one, in Unix milliseconds (README: redefining a layout starts a
  * new numbering).
  */
-HwmEntry *
-hwm_attach(const IdgenLayout *layout)
+MarkEntry *
+marks_attach(const IdgenLayout *layout)
 {
-	HwmEntry   *e;
+	MarkEntry   *e;
 
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	e = hwm_entry(layout->name, layout->epoch_ms, node_id(), idgen_node_bits, false);
-	for (int i = 0; i < hwm->end; i++)
+	LWLockAcquire(mark_table->lock, LW_EXCLUSIVE);
+	e = marks_entry(layout->name, layout->epoch_ms, node_id(), idgen_node_bits, false);
+	for (int i = 0; i < mark_table->end; i++)
 	{
-		HwmEntry   *other = &hwm->entries[i];
+		MarkEntry   *other = &mark_table->entries[i];
 		int64		bound;
 
-		if (other == e || !hwm_binds(other, layout->name, node_id(), idgen_node_bits))
+		if (other == e || !marks_binds(other, layout->name, node_id(), idgen_node_bits))
 			continue;
-		bound = Max(hwm_read(&other->floor), hwm_mark(other));
+		bound = Max(marks_read(&other->floor), marks_value(other));
 		/* what holds back a node id new to the layout too */
-		if (other->node == HWM_ANY_NODE || other->node_bits != idgen_node_bits)
-			hwm_set(&e->shared_floor, Max(hwm_read(&e->shared_floor), bound));
+		if (other->node == MARKS_ANY_NODE || other->node_bits != idgen_node_bits)
+			marks_set(&e->shared_floor, Max(marks_read(&e->shared_floor), bound));
 		e->epoch_later |= other->epoch_later;
-		hwm_merge(e, e->epoch_ms, bound);
+		marks_merge(e, e->epoch_ms, bound);
 	}
-	LWLockRelease(hwm->lock);
+	LWLockRelease(mark_table->lock);
 	return e;
 }
 
@@ -72,15 +72,15 @@ hwm_attach(const IdgenLayout *layout)
  * written without a node id, or with other node_bits, bind every node id.
  */
 int64
-hwm_shared_floor(const HwmEntry *e)
+marks_shared_floor(const MarkEntry *e)
 {
-	return hwm_read(e->node == HWM_ANY_NODE ? &e->floor : &e->shared_floor);
+	return marks_read(e->node == MARKS_ANY_NODE ? &e->floor : &e->shared_floor);
 }
 
 int64
-hwm_floor(const HwmEntry *e)
+marks_floor(const MarkEntry *e)
 {
-	return hwm_read(&e->floor);
+	return marks_read(&e->floor);
 }
 
 /*
@@ -88,7 +88,7 @@ hwm_floor(const HwmEntry *e)
  * layout's shared states given up; the mark may be well above it.
  */
 void
-hwm_retire(HwmEntry *e, int64 tick_start_ms)
+marks_retire(MarkEntry *e, int64 tick_start_ms)
 {
 	uint64		retired = pg_atomic_read_u64(&e->retired);
 
@@ -98,7 +98,7 @@ hwm_retire(HwmEntry *e, int64 tick_start_ms)
 }
 
 int64
-hwm_retired(HwmEntry *e)
+marks_retired(MarkEntry *e)
 {
 	return (int64) pg_atomic_read_u64(&e->retired);
 }
@@ -109,9 +109,9 @@ hwm_retired(HwmEntry *e)
  * when it did not move later.
  */
 int64
-hwm_epoch_later_until(const HwmEntry *e)
+marks_epoch_later_until(const MarkEntry *e)
 {
-	return e->epoch_later ? hwm_read(&e->floor) : PG_INT64_MIN;
+	return e->epoch_later ? marks_read(&e->floor) : PG_INT64_MIN;
 }
 
 /*
@@ -120,64 +120,64 @@ hwm_epoch_later_until(const HwmEntry *e)
  * holds the lock.
  */
 static void
-hwm_raise_locked(HwmEntry *target, int64 ms)
+marks_raise_locked(MarkEntry *target, int64 ms)
 {
-	int			n = hwm->end;
+	int			n = mark_table->end;
 	int64	   *marks;
 	bool	   *raised;
 	int64		now = clock_now_ms();
 	bool		any = false;
 	XLogRecPtr	end = InvalidXLogRecPtr;
 
-	if (hwm->corrupt)
-		return;					/* keep the evidence; hwm_reserve refuses */
+	if (mark_table->corrupt)
+		return;					/* keep the evidence; marks_reserve refuses */
 	marks = palloc(n * sizeof(int64));
 	raised = palloc0(n * sizeof(bool));
 	for (int i = 0; i < n; i++)
 	{
-		HwmEntry   *e = &hwm->entries[i];
+		MarkEntry   *e = &mark_table->entries[i];
 		int64		want = (int64) pg_atomic_read_u64(&e->requested);
 
 		marks[i] = (int64) pg_atomic_read_u64(&e->mark);
 		if (e == target)
 			want = Max(want, ms);
-		if (e->name[0] == '\0' || want <= 0 || want + HWM_STEP_MS / 2 < marks[i])
+		if (e->name[0] == '\0' || want <= 0 || want + MARKS_STEP_MS / 2 < marks[i])
 			continue;
-		marks[i] = Max(want, now) + HWM_STEP_MS;
+		marks[i] = Max(want, now) + MARKS_STEP_MS;
 		raised[i] = any = true;
 	}
 	if (any)
 	{
-		hwm_write(marks);
+		marks_write(marks);
 		for (int i = 0; i < n; i++)
 		{
-			HwmEntry   *e = &hwm->entries[i];
+			MarkEntry   *e = &mark_table->entries[i];
 
 			if (raised[i])
-				end = hwm_log_mark(e, marks[i]);
+				end = marks_log_mark(e, marks[i]);
 		}
 		XLogFlush(end);
-		hwm_logged(end);
+		marks_logged(end);
 		for (int i = 0; i < n; i++)
 			if (raised[i])
-				pg_atomic_write_u64(&hwm->entries[i].mark, (uint64) marks[i]);
+				pg_atomic_write_u64(&mark_table->entries[i].mark, (uint64) marks[i]);
 	}
 	pfree(marks);
 	pfree(raised);
 }
 
-/* Raises marks as hwm_raise_locked() does, taking the lock. */
+/* Raises marks as marks_raise_locked() does, taking the lock. */
 void
-hwm_raise(HwmEntry *target, int64 ms)
+marks_raise(MarkEntry *target, int64 ms)
 {
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	hwm_raise_locked(target, ms);
-	LWLockRelease(hwm->lock);
+	LWLockAcquire(mark_table->lock, LW_EXCLUSIVE);
+	marks_raise_locked(target, ms);
+	LWLockRelease(mark_table->lock);
 }
 
 /* Asks for e's mark to cover ms, at the next raise. */
 static void
-hwm_request(HwmEntry *e, int64 ms)
+marks_request(MarkEntry *e, int64 ms)
 {
 	uint64		requested = pg_atomic_read_u64(&e->requested);
 
@@ -193,31 +193,31 @@ hwm_request(HwmEntry *e, int64 ms)
  * file even when none moved, with what the file's client puts in it.
  */
 void
-hwm_raise_all(int64 ms, int64 default_ms)
+marks_raise_all(int64 ms, int64 default_ms)
 {
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	if (hwm->corrupt)
+	LWLockAcquire(mark_table->lock, LW_EXCLUSIVE);
+	if (mark_table->corrupt)
 	{
-		LWLockRelease(hwm->lock);
+		LWLockRelease(mark_table->lock);
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("idgen high-water mark file \"%s\" is unreadable", HWM_FILE),
+				 errmsg("idgen high-water mark file \"%s\" is unreadable", MARKS_FILE),
 				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
 	}
 	if (default_ms > ms)
 	{
 		const IdgenLayout *def = layout_default();
-		HwmEntry   *e = hwm_entry(def->name, def->epoch_ms, HWM_ANY_NODE, 0, false);
+		MarkEntry   *e = marks_entry(def->name, def->epoch_ms, MARKS_ANY_NODE, 0, false);
 
-		hwm_request(e, default_ms);
+		marks_request(e, default_ms);
 		e->epoch_later = true;
 	}
-	for (int i = 0; i < hwm->end; i++)
-		if (hwm->entries[i].name[0] != '\0')
-			hwm_request(&hwm->entries[i], ms);
-	hwm_raise_locked(NULL, -1);
-	hwm_write(NULL);
-	LWLockRelease(hwm->lock);
+	for (int i = 0; i < mark_table->end; i++)
+		if (mark_table->entries[i].name[0] != '\0')
+			marks_request(&mark_table->entries[i], ms);
+	marks_raise_locked(NULL, -1);
+	marks_write(NULL);
+	LWLockRelease(mark_table->lock);
 }
 
 /*
@@ -227,25 +227,25 @@ hwm_raise_all(int64 ms, int64 default_ms)
  * unreadable: the marks then say nothing of the IDs made before.
  */
 int64
-hwm_node_highest(int node, int node_bits)
+marks_node_highest(int node, int node_bits)
 {
 	int64		high = 0;
 
-	LWLockAcquire(hwm->lock, LW_SHARED);
-	if (hwm->corrupt)
+	LWLockAcquire(mark_table->lock, LW_SHARED);
+	if (mark_table->corrupt)
 	{
-		LWLockRelease(hwm->lock);
+		LWLockRelease(mark_table->lock);
 		return -1;
 	}
-	for (int i = 0; i < hwm->end; i++)
+	for (int i = 0; i < mark_table->end; i++)
 	{
-		HwmEntry   *e = &hwm->entries[i];
+		MarkEntry   *e = &mark_table->entries[i];
 
 		if (e->name[0] != '\0' &&
-			(e->node == HWM_ANY_NODE || e->node == node || e->node_bits != node_bits))
-			high = Max(high, Max(hwm_read(&e->floor), hwm_mark(e)));
+			(e->node == MARKS_ANY_NODE || e->node == node || e->node_bits != node_bits))
+			high = Max(high, Max(marks_read(&e->floor), marks_value(e)));
 	}
-	LWLockRelease(hwm->lock);
+	LWLockRelease(mark_table->lock);
 	return high;
 }
 
@@ -256,43 +256,43 @@ hwm_node_highest(int node, int node_bits)
  * the node id, so no backend holds a floor of it yet.
  */
 void
-hwm_raise_node_floor(int node, int node_bits, int64 ms)
+marks_raise_node_floor(int node, int node_bits, int64 ms)
 {
-	HwmEntry   *e;
+	MarkEntry   *e;
 	XLogRecPtr	end;
 
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	if (hwm->corrupt)
+	LWLockAcquire(mark_table->lock, LW_EXCLUSIVE);
+	if (mark_table->corrupt)
 	{
 		/* generation refuses for the file anyway */
-		LWLockRelease(hwm->lock);
+		LWLockRelease(mark_table->lock);
 		return;
 	}
-	e = hwm_find_or_add(HWM_OVERFLOW, 0, node, node_bits, false);
+	e = marks_find_or_add(MARKS_OVERFLOW, 0, node, node_bits, false);
 	if (e == NULL)
-		e = hwm_overflow();
-	if (ms > hwm_mark(e) || ms > hwm_read(&e->floor))
+		e = marks_overflow();
+	if (ms > marks_value(e) || ms > marks_read(&e->floor))
 	{
-		hwm_merge(e, 0, ms);
-		hwm_write(NULL);
-		end = hwm_log_mark(e, hwm_mark(e));
+		marks_merge(e, 0, ms);
+		marks_write(NULL);
+		end = marks_log_mark(e, marks_value(e));
 		XLogFlush(end);
-		hwm_logged(end);
+		marks_logged(end);
 	}
-	LWLockRelease(hwm->lock);
+	LWLockRelease(mark_table->lock);
 }
 
 /* Does this session wait for synchronous standbys, as its commits would? */
 bool
-hwm_sync_wanted(void)
+marks_sync_wanted(void)
 {
 	return SyncRepRequested() && SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0';
 }
 
 static void
-hwm_wake_writer(void)
+marks_wake_writer(void)
 {
-	Latch	   *writer = hwm->writer_latch; /* read once: it may be exiting */
+	Latch	   *writer = mark_table->writer_latch; /* read once: it may be exiting */
 
 	if (writer != NULL)
 		SetLatch(writer);
@@ -303,29 +303,29 @@ hwm_wake_writer(void)
  * mark it returns at once; near the mark it wakes the writer; at the mark it
  * raises the mark itself.  Returns false when the tick must wait for
  * synchronous standbys to confirm its mark: the caller, holding no lock,
- * waits with hwm_wait_confirmed() and tries again.
+ * waits with marks_wait_confirmed() and tries again.
  */
 bool
-hwm_reserve(HwmEntry *e, int64 ms)
+marks_reserve(MarkEntry *e, int64 ms)
 {
-	bool		sync = hwm_sync_wanted();
+	bool		sync = marks_sync_wanted();
 	int64		limit = (int64) pg_atomic_read_u64(sync ? &e->confirmed : &e->mark);
 
-	if (likely(ms + HWM_STEP_MS / 2 < limit))
+	if (likely(ms + MARKS_STEP_MS / 2 < limit))
 		return true;
-	if (unlikely(hwm->corrupt))
+	if (unlikely(mark_table->corrupt))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("idgen high-water mark file \"%s\" is unreadable", HWM_FILE),
+				 errmsg("idgen high-water mark file \"%s\" is unreadable", MARKS_FILE),
 				 errdetail("%s Without it idgen cannot tell which IDs were issued before the last restart.",
-						   hwm->corrupt_detail),
+						   mark_table->corrupt_detail),
 				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
-	if (ms >= hwm_mark(e))
-		hwm_raise(e, ms);
+	if (ms >= marks_value(e))
+		marks_raise(e, ms);
 	else
-		hwm_request(e, ms);
-	if (sync || ms + HWM_STEP_MS / 2 >= hwm_mark(e))
-		hwm_wake_writer();
+		marks_request(e, ms);
+	if (sync || ms + MARKS_STEP_MS / 2 >= marks_value(e))
+		marks_wake_writer();
 	return !sync || ms < (int64) pg_atomic_read_u64(&e->confirmed);
 }
 
@@ -335,13 +335,13 @@ hwm_reserve(HwmEntry *e, int64 ms)
  * commit's wait; it takes no lock.
  */
 void
-hwm_wait_confirmed(HwmEntry *e, int64 ms)
+marks_wait_confirmed(MarkEntry *e, int64 ms)
 {
-	ConditionVariablePrepareToSleep(&hwm->confirmed_cv);
-	while (hwm_sync_wanted() && (int64) pg_atomic_read_u64(&e->confirmed) <= ms)
+	ConditionVariablePrepareToSleep(&mark_table->confirmed_cv);
+	while (marks_sync_wanted() && (int64) pg_atomic_read_u64(&e->confirmed) <= ms)
 	{
-		hwm_wake_writer();
-		(void) ConditionVariableTimedSleep(&hwm->confirmed_cv, 1000,
+		marks_wake_writer();
+		(void) ConditionVariableTimedSleep(&mark_table->confirmed_cv, 1000,
 										   idgen_wait_event_sync_rep());
 	}
 	ConditionVariableCancelSleep();

@@ -1,5 +1,5 @@
 /*
- * hwm_xlog.c
+ * marks_xlog.c
  *		High-water marks in WAL: each mark raised is logged in a record of
  *		idgen's resource manager and flushed before it is published, the
  *		LSN synchronous standbys confirm, and the replay of a record
@@ -13,7 +13,7 @@
 #include "miscadmin.h"
 
 #include "base/idgen_xlog.h"
-#include "hwm_shared.h"
+#include "marks_shared.h"
 
 /*
  * Logs e's mark: a mark of every node id in the record standbys of every
@@ -21,13 +21,13 @@
  * the record's end for the caller to flush.
  */
 XLogRecPtr
-hwm_log_mark(const HwmEntry *e, int64 mark_ms)
+marks_log_mark(const MarkEntry *e, int64 mark_ms)
 {
 	xl_idgen_mark rec = {0};
 	xl_idgen_mark_node nrec = {0};
 
 	XLogBeginInsert();
-	if (e->node != HWM_ANY_NODE)
+	if (e->node != MARKS_ANY_NODE)
 	{
 		nrec.epoch_ms = e->epoch_ms;
 		nrec.mark_ms = mark_ms;
@@ -50,9 +50,9 @@ hwm_log_mark(const HwmEntry *e, int64 mark_ms)
  * before the marks are published.
  */
 void
-hwm_logged(XLogRecPtr end)
+marks_logged(XLogRecPtr end)
 {
-	pg_atomic_write_u64(&hwm->logged_lsn, (uint64) end);
+	pg_atomic_write_u64(&mark_table->logged_lsn, (uint64) end);
 	pg_write_barrier();
 }
 
@@ -65,28 +65,28 @@ hwm_logged(XLogRecPtr end)
  * no record in this run yet: the first call logs them.
  */
 XLogRecPtr
-hwm_confirmable_lsn(void)
+marks_confirmable_lsn(void)
 {
 	XLogRecPtr	end = InvalidXLogRecPtr;
 
 	pg_read_barrier();
-	if (pg_atomic_read_u64(&hwm->logged_lsn) != 0 || hwm->corrupt)
-		return (XLogRecPtr) pg_atomic_read_u64(&hwm->logged_lsn);
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	for (int i = 0; i < hwm->end && pg_atomic_read_u64(&hwm->logged_lsn) == 0; i++)
+	if (pg_atomic_read_u64(&mark_table->logged_lsn) != 0 || mark_table->corrupt)
+		return (XLogRecPtr) pg_atomic_read_u64(&mark_table->logged_lsn);
+	LWLockAcquire(mark_table->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < mark_table->end && pg_atomic_read_u64(&mark_table->logged_lsn) == 0; i++)
 	{
-		HwmEntry   *e = &hwm->entries[i];
+		MarkEntry   *e = &mark_table->entries[i];
 
-		if (e->name[0] != '\0' && hwm_mark(e) > 0)
-			end = hwm_log_mark(e, hwm_mark(e));
+		if (e->name[0] != '\0' && marks_value(e) > 0)
+			end = marks_log_mark(e, marks_value(e));
 	}
 	if (end != InvalidXLogRecPtr)
 	{
 		XLogFlush(end);
-		hwm_logged(end);
+		marks_logged(end);
 	}
-	LWLockRelease(hwm->lock);
-	return (XLogRecPtr) pg_atomic_read_u64(&hwm->logged_lsn);
+	LWLockRelease(mark_table->lock);
+	return (XLogRecPtr) pg_atomic_read_u64(&mark_table->logged_lsn);
 }
 
 /*
@@ -99,29 +99,29 @@ hwm_confirmable_lsn(void)
  * means the file was put back from an older copy.
  */
 void
-hwm_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int node_bits)
+marks_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int node_bits)
 {
-	HwmEntry   *e;
+	MarkEntry   *e;
 
-	LWLockAcquire(hwm->lock, LW_EXCLUSIVE);
-	e = hwm_entry_named(layout, epoch_ms, node, node_bits, false);
-	hwm_move_epoch(e);
-	if (!hwm_is_overflow(e))
-		mark_ms = hwm_convert(mark_ms, epoch_ms, e->epoch_ms);
-	if (mark_ms > hwm_mark(e))
+	LWLockAcquire(mark_table->lock, LW_EXCLUSIVE);
+	e = marks_entry_named(layout, epoch_ms, node, node_bits, false);
+	marks_move_epoch(e);
+	if (!marks_is_overflow(e))
+		mark_ms = marks_convert(mark_ms, epoch_ms, e->epoch_ms);
+	if (mark_ms > marks_value(e))
 	{
-		if (!ArchiveRecoveryRequested && !hwm->restore_warned)
+		if (!ArchiveRecoveryRequested && !mark_table->restore_warned)
 		{
-			hwm->restore_warned = true;
+			mark_table->restore_warned = true;
 			ereport(WARNING,
 					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("idgen high-water mark file \"%s\" was behind the WAL", HWM_FILE),
+					 errmsg("idgen high-water mark file \"%s\" was behind the WAL", MARKS_FILE),
 					 errdetail("It may have been put back from an older copy. The WAL's marks are used."),
 					 errhint("Do not restore \"%s\" on its own; it belongs with the data directory it was taken from.",
-							 HWM_FILE)));
+							 MARKS_FILE)));
 		}
-		hwm_merge(e, e->epoch_ms, mark_ms);
-		hwm_write(NULL);
+		marks_merge(e, e->epoch_ms, mark_ms);
+		marks_write(NULL);
 	}
-	LWLockRelease(hwm->lock);
+	LWLockRelease(mark_table->lock);
 }

@@ -1,5 +1,5 @@
 /*
- * hwm_file.c
+ * marks_file.c
  *		The file idgen_hwm in the data directory, which keeps the high-water
  *		marks across restarts: one line per mark, "<layout> <epoch ms>
  *		<mark ms> [<node id> <node bits>]", replaced whole and durably.
@@ -17,17 +17,17 @@
 
 #include "base/durable.h"
 #include "base/layout.h"
-#include "hwm_file.h"
+#include "marks_file.h"
 
-#define HWM_TMP_FILE	"idgen_hwm.tmp"
-#define HWM_LINE_MAX	(NAMEDATALEN + 64)
+#define MARKS_TMP_FILE	"idgen_hwm.tmp"
+#define MARKS_LINE_MAX	(NAMEDATALEN + 64)
 
 /*
  * One line of the file.  Values outside the range a layout can have are
  * refused, not clamped: such a file was not written by idgen.
  */
 static bool
-hwm_parse_line(const char *line, HwmFileMark *m)
+marks_parse_line(const char *line, MarkFileMark *m)
 {
 	long long	epoch;
 	long long	value;
@@ -36,14 +36,14 @@ hwm_parse_line(const char *line, HwmFileMark *m)
 
 	if (sscanf(line, "%63s %lld %lld%n", m->name, &epoch, &value, &end) != 3)
 		return false;
-	m->node = HWM_FILE_ANY_NODE;
+	m->node = MARKS_FILE_ANY_NODE;
 	m->node_bits = 0;
 	if (line[end] != '\0' &&
 		(sscanf(line + end, " %d %d%n", &m->node, &m->node_bits, &more) != 2 ||
 		 line[end + more] != '\0' || m->node < 0 || m->node >= (1 << IDGEN_MACHINE_BITS) ||
 		 m->node_bits < 0 || m->node_bits > IDGEN_MACHINE_BITS))
 		return false;
-	if (strcmp(m->name, HWM_OVERFLOW) != 0 && !layout_valid_name(m->name))
+	if (strcmp(m->name, MARKS_OVERFLOW) != 0 && !layout_valid_name(m->name))
 		return false;
 	if (epoch < LAYOUT_MIN_EPOCH_MS || epoch > LAYOUT_MAX_EPOCH_MS ||
 		value < 0 || value > LAYOUT_MAX_END_MS)
@@ -55,13 +55,13 @@ hwm_parse_line(const char *line, HwmFileMark *m)
 
 /*
  * How many lines the file has, at most the marks it holds; 0 when it
- * cannot be read (hwm_file_load says why).  Runs in the postmaster before
+ * cannot be read (marks_file_load says why).  Runs in the postmaster before
  * shared memory exists, so it reads with plain stdio.
  */
 int
-hwm_file_lines(void)
+marks_file_lines(void)
 {
-	FILE	   *f = fopen(HWM_FILE, "r");
+	FILE	   *f = fopen(MARKS_FILE, "r");
 	int			lines = 0;
 	int			c;
 
@@ -75,20 +75,20 @@ hwm_file_lines(void)
 }
 
 /* The reading of the file, line by line. */
-typedef struct HwmFileReading
+typedef struct MarkFileReading
 {
-	HwmFileMark *marks;
+	MarkFileMark *marks;
 	int			nmarks;
 	int			room;
 	int			lineno;
-	HwmFileComment comment;
-} HwmFileReading;
+	MarkFileComment comment;
+} MarkFileReading;
 
 /* One line: a mark or a comment; false when it is neither. */
 static bool
-hwm_read_line(char *line, bool whole, void *arg)
+marks_read_line(char *line, bool whole, void *arg)
 {
-	HwmFileReading *r = arg;
+	MarkFileReading *r = arg;
 
 	r->lineno++;
 	if (!whole)
@@ -96,8 +96,8 @@ hwm_read_line(char *line, bool whole, void *arg)
 	if (line[0] == '#')
 		return r->comment(line);
 	if (r->nmarks == r->room)
-		r->marks = repalloc(r->marks, (r->room *= 2) * sizeof(HwmFileMark));
-	if (!hwm_parse_line(line, &r->marks[r->nmarks]))
+		r->marks = repalloc(r->marks, (r->room *= 2) * sizeof(MarkFileMark));
+	if (!marks_parse_line(line, &r->marks[r->nmarks]))
 		return false;
 	r->nmarks++;
 	return true;
@@ -109,12 +109,12 @@ hwm_read_line(char *line, bool whole, void *arg)
  * unreadable.  *found says whether there was a file.
  */
 bool
-hwm_file_read(HwmFileMark **marks, int *nmarks, HwmFileComment comment,
+marks_file_read(MarkFileMark **marks, int *nmarks, MarkFileComment comment,
 			  char *detail, Size detail_size, bool *found)
 {
-	char		line[HWM_LINE_MAX];
-	HwmFileReading r = {palloc(16 * sizeof(HwmFileMark)), 0, 16, 0, comment};
-	DurableRead result = durable_read_lines(HWM_FILE, line, sizeof(line), hwm_read_line, &r);
+	char		line[MARKS_LINE_MAX];
+	MarkFileReading r = {palloc(16 * sizeof(MarkFileMark)), 0, 16, 0, comment};
+	DurableRead result = durable_read_lines(MARKS_FILE, line, sizeof(line), marks_read_line, &r);
 
 	*marks = r.marks;
 	*nmarks = r.nmarks;
@@ -127,7 +127,7 @@ hwm_file_read(HwmFileMark **marks, int *nmarks, HwmFileComment comment,
 	if (result == DURABLE_MISSING)
 	{
 		ereport(LOG,
-				(errmsg("idgen high-water mark file \"%s\" is missing; IDs start from the clock", HWM_FILE),
+				(errmsg("idgen high-water mark file \"%s\" is missing; IDs start from the clock", MARKS_FILE),
 				 errdetail("This is expected on a new cluster; it is written now.")));
 		return true;
 	}
@@ -142,10 +142,10 @@ hwm_file_read(HwmFileMark **marks, int *nmarks, HwmFileComment comment,
 }
 
 static void
-hwm_write_line(StringInfo buf, const HwmFileMark *m)
+marks_write_line(StringInfo buf, const MarkFileMark *m)
 {
 	appendStringInfo(buf, "%s %lld %lld", m->name, (long long) m->epoch_ms, (long long) m->mark);
-	if (m->node != HWM_FILE_ANY_NODE)
+	if (m->node != MARKS_FILE_ANY_NODE)
 		appendStringInfo(buf, " %d %d", m->node, m->node_bits);
 	appendStringInfoChar(buf, '\n');
 }
@@ -155,7 +155,7 @@ hwm_write_line(StringInfo buf, const HwmFileMark *m)
  * in a newline): write, fsync, rename into place.
  */
 void
-hwm_file_write(const HwmFileMark *marks, int nmarks, const char *comments)
+marks_file_write(const MarkFileMark *marks, int nmarks, const char *comments)
 {
 	StringInfoData buf;
 
@@ -163,7 +163,7 @@ hwm_file_write(const HwmFileMark *marks, int nmarks, const char *comments)
 	appendStringInfoString(&buf, "# idgen high-water marks: layout, epoch and mark in Unix milliseconds, node id and node bits\n");
 	appendStringInfoString(&buf, comments);
 	for (int i = 0; i < nmarks; i++)
-		hwm_write_line(&buf, &marks[i]);
-	durable_replace_file(HWM_FILE, HWM_TMP_FILE, buf.data, buf.len);
+		marks_write_line(&buf, &marks[i]);
+	durable_replace_file(MARKS_FILE, MARKS_TMP_FILE, buf.data, buf.len);
 	pfree(buf.data);
 }

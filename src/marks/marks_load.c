@@ -1,5 +1,5 @@
 /*
- * hwm_load.c
+ * marks_load.c
  *		High-water marks at startup: the file idgen_hwm loaded into the table
  *		and written from it, marks moved with their layouts' epochs, and the
  *		default layout bound for the horizon (horizon_file.c).
@@ -18,53 +18,53 @@
 
 #include "base/clock.h"
 #include "base/layout.h"
-#include "hwm_shared.h"
+#include "marks_shared.h"
 
 /* The owner of the file's comment lines (provenance.c), in every process. */
-static const HwmFileClient *hwm_client = NULL;
+static const MarkFileClient *marks_client = NULL;
 
 void
-hwm_set_file_client(const HwmFileClient *client)
+marks_set_file_client(const MarkFileClient *client)
 {
-	hwm_client = client;
+	marks_client = client;
 }
 
 static void
-hwm_set_corrupt(const char *detail)
+marks_set_corrupt(const char *detail)
 {
-	hwm->corrupt = true;
-	strlcpy(hwm->corrupt_detail, detail, sizeof(hwm->corrupt_detail));
+	mark_table->corrupt = true;
+	strlcpy(mark_table->corrupt_detail, detail, sizeof(mark_table->corrupt_detail));
 	ereport(WARNING,
 			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("idgen high-water mark file \"%s\" is unreadable; generating IDs is refused",
-					HWM_FILE),
+					MARKS_FILE),
 			 errdetail_internal("%s", detail),
 			 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
 }
 
 /* A line of the file, at startup. */
 static void
-hwm_load_mark(const char *name, int64 epoch_ms, int64 mark, int node, int node_bits)
+marks_load_mark(const char *name, int64 epoch_ms, int64 mark, int node, int node_bits)
 {
-	hwm_merge(hwm_entry_named(name, epoch_ms, node, node_bits, true), epoch_ms, mark);
+	marks_merge(marks_entry_named(name, epoch_ms, node, node_bits, true), epoch_ms, mark);
 }
 
-StaticAssertDecl(HWM_ANY_NODE == HWM_FILE_ANY_NODE, "marks of every node id are written as such");
+StaticAssertDecl(MARKS_ANY_NODE == MARKS_FILE_ANY_NODE, "marks of every node id are written as such");
 
 /*
  * Loads the file's marks, and hands its comment lines to their owner;
  * false, with why in detail, when it is unreadable.
  */
 static bool
-hwm_load_file(char *detail, Size detail_size, bool *found)
+marks_load_file(char *detail, Size detail_size, bool *found)
 {
-	HwmFileMark *marks;
+	MarkFileMark *marks;
 	int			nmarks;
 
-	if (!hwm_file_read(&marks, &nmarks, hwm_client->load_line, detail, detail_size, found))
+	if (!marks_file_read(&marks, &nmarks, marks_client->load_line, detail, detail_size, found))
 		return false;
 	for (int i = 0; i < nmarks; i++)
-		hwm_load_mark(marks[i].name, marks[i].epoch_ms, marks[i].mark, marks[i].node,
+		marks_load_mark(marks[i].name, marks[i].epoch_ms, marks[i].mark, marks[i].node,
 					  marks[i].node_bits);
 	pfree(marks);
 	return true;
@@ -74,20 +74,20 @@ hwm_load_file(char *detail, Size detail_size, bool *found)
  * Makes the marks durable in the file (marks[i] for the table's entry i,
  * or, with NULL, the entries' own), after the client's comment line.
  * Marks of 0 bind nothing and are left out, but for the overflow mark of
- * every node id, always the first line.  The caller holds hwm->lock, or
+ * every node id, always the first line.  The caller holds mark_table->lock, or
  * runs at startup.
  */
 void
-hwm_write(const int64 *marks)
+marks_write(const int64 *marks)
 {
-	HwmFileMark *lines = palloc(Max(hwm->end, 1) * sizeof(HwmFileMark));
+	MarkFileMark *lines = palloc(Max(mark_table->end, 1) * sizeof(MarkFileMark));
 	int			n = 0;
 	StringInfoData comments;
 
-	for (int i = 0; i < hwm->end; i++)
+	for (int i = 0; i < mark_table->end; i++)
 	{
-		HwmEntry   *e = &hwm->entries[i];
-		int64		mark = marks ? marks[i] : hwm_mark(e);
+		MarkEntry   *e = &mark_table->entries[i];
+		int64		mark = marks ? marks[i] : marks_value(e);
 
 		if (e->name[0] == '\0' || (i > 0 && mark <= 0))
 			continue;
@@ -99,8 +99,8 @@ hwm_write(const int64 *marks)
 		n++;
 	}
 	initStringInfo(&comments);
-	hwm_client->write_line(&comments);
-	hwm_file_write(lines, n, comments.data);
+	marks_client->write_line(&comments);
+	marks_file_write(lines, n, comments.data);
 	pfree(comments.data);
 	pfree(lines);
 }
@@ -108,11 +108,11 @@ hwm_write(const int64 *marks)
 /*
  * A built-in layout's epoch changed (idgen.epoch): e's marks move with it.
  * At startup over the file's marks, and at replay over every mark a record
- * adds (hwm_xlog.c): a standby running another epoch than its primary's is
+ * adds (marks_xlog.c): a standby running another epoch than its primary's is
  * a server restarted with the epoch changed, and its promotion a startup.
  */
 void
-hwm_move_epoch(HwmEntry *e)
+marks_move_epoch(MarkEntry *e)
 {
 	const IdgenLayout *layout = layout_builtin(e->name);
 
@@ -127,10 +127,10 @@ hwm_move_epoch(HwmEntry *e)
 					pstrdup(timestamptz_to_str(clock_ms_to_timestamptz(layout->epoch_ms)))),
 			 errdetail("IDs resume above those issued before, counted from the new epoch.")));
 	e->epoch_later |= layout->epoch_ms > e->epoch_ms;
-	hwm_set(&e->floor, hwm_convert(hwm_read(&e->floor), e->epoch_ms, layout->epoch_ms));
-	hwm_set(&e->shared_floor,
-			hwm_convert(hwm_read(&e->shared_floor), e->epoch_ms, layout->epoch_ms));
-	pg_atomic_write_u64(&e->mark, (uint64) hwm_convert((int64) pg_atomic_read_u64(&e->mark),
+	marks_set(&e->floor, marks_convert(marks_read(&e->floor), e->epoch_ms, layout->epoch_ms));
+	marks_set(&e->shared_floor,
+			marks_convert(marks_read(&e->shared_floor), e->epoch_ms, layout->epoch_ms));
+	pg_atomic_write_u64(&e->mark, (uint64) marks_convert((int64) pg_atomic_read_u64(&e->mark),
 													   e->epoch_ms, layout->epoch_ms));
 	e->epoch_ms = layout->epoch_ms;
 }
@@ -144,37 +144,37 @@ hwm_move_epoch(HwmEntry *e)
  * matter.
  */
 static void
-hwm_arrange_entries(void)
+marks_arrange_entries(void)
 {
 	int64		now = clock_now_ms();
 	const IdgenLayout *def = layout_default();
 
-	for (int i = 1; i < hwm->end; i++)
+	for (int i = 1; i < mark_table->end; i++)
 	{
-		HwmEntry   *e = &hwm->entries[i];
+		MarkEntry   *e = &mark_table->entries[i];
 
 		if (e->name[0] == '\0')
 			continue;
-		if (hwm_is_default(e->name) && e->epoch_ms != def->epoch_ms)
-			hwm->default_epoch_read = e->epoch_ms;
-		hwm_move_epoch(e);
+		if (marks_is_default(e->name) && e->epoch_ms != def->epoch_ms)
+			mark_table->default_epoch_read = e->epoch_ms;
+		marks_move_epoch(e);
 	}
-	for (int i = 1; i < hwm->end; i++)
+	for (int i = 1; i < mark_table->end; i++)
 	{
-		HwmEntry   *e = &hwm->entries[i];
-		HwmEntry   *into;
+		MarkEntry   *e = &mark_table->entries[i];
+		MarkEntry   *into;
 
 		if (e->name[0] == '\0' || (int64) pg_atomic_read_u64(&e->mark) > now)
 			continue;
-		if (!hwm_is_default(e->name))
-			into = hwm_overflow();
-		else if (e->node == HWM_ANY_NODE)
+		if (!marks_is_default(e->name))
+			into = marks_overflow();
+		else if (e->node == MARKS_ANY_NODE)
 			continue;
 		else
-			into = hwm_find_or_add(def->name, def->epoch_ms, HWM_ANY_NODE, 0, true);
-		hwm_merge(into, e->epoch_ms, (int64) pg_atomic_read_u64(&e->mark));
+			into = marks_find_or_add(def->name, def->epoch_ms, MARKS_ANY_NODE, 0, true);
+		marks_merge(into, e->epoch_ms, (int64) pg_atomic_read_u64(&e->mark));
 		into->epoch_later |= e->epoch_later;
-		hwm_remove(e);
+		marks_remove(e);
 	}
 }
 
@@ -185,22 +185,22 @@ hwm_arrange_entries(void)
  * (provenance.c tells a lost file by that).
  */
 static void
-hwm_load(void)
+marks_load(void)
 {
 	bool		file_found;
-	char		detail[sizeof(hwm->corrupt_detail)];
+	char		detail[sizeof(mark_table->corrupt_detail)];
 
-	if (hwm_load_file(detail, sizeof(detail), &file_found))
+	if (marks_load_file(detail, sizeof(detail), &file_found))
 	{
-		hwm_arrange_entries();
-		if (hwm_client->settle(file_found))
-			hwm_write(NULL);
+		marks_arrange_entries();
+		if (marks_client->settle(file_found))
+			marks_write(NULL);
 	}
 	else
 	{
 		/* generation refuses for the file, which is left as it is */
-		hwm_set_corrupt(detail);
-		(void) hwm_client->settle(true);
+		marks_set_corrupt(detail);
+		(void) marks_client->settle(true);
 	}
 }
 
@@ -210,11 +210,11 @@ hwm_load(void)
  * registered before (idgen.c calls it first).
  */
 void
-hwm_shmem_startup(void)
+marks_shmem_startup(void)
 {
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	if (hwm_attach_table())
-		hwm_load();
+	if (marks_attach_table())
+		marks_load();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -223,9 +223,9 @@ hwm_shmem_startup(void)
  * idgen.epoch has changed since; PG_INT64_MIN otherwise.
  */
 int64
-hwm_default_epoch_read(void)
+marks_default_epoch_read(void)
 {
-	return hwm->default_epoch_read;
+	return mark_table->default_epoch_read;
 }
 
 /*
@@ -238,26 +238,26 @@ hwm_default_epoch_read(void)
  * the current epoch: the horizon may stand there.
  */
 int64
-hwm_bind_default_layout(int64 epoch_ms, int64 mark)
+marks_bind_default_layout(int64 epoch_ms, int64 mark)
 {
 	const IdgenLayout *def = layout_default();
-	HwmEntry   *e;
+	MarkEntry   *e;
 
-	if (hwm->corrupt)
+	if (mark_table->corrupt)
 		return 0;
-	e = hwm_find(def->name, HWM_ANY_NODE, 0);
+	e = marks_find(def->name, MARKS_ANY_NODE, 0);
 	if (mark > 0)
 	{
 		if (e == NULL)
-			e = hwm_entry(def->name, def->epoch_ms, HWM_ANY_NODE, 0, true);
-		if (hwm_convert(mark, epoch_ms, e->epoch_ms) > hwm_read(&e->floor))
+			e = marks_entry(def->name, def->epoch_ms, MARKS_ANY_NODE, 0, true);
+		if (marks_convert(mark, epoch_ms, e->epoch_ms) > marks_read(&e->floor))
 		{
-			hwm_merge(e, epoch_ms, mark);
+			marks_merge(e, epoch_ms, mark);
 			/* refused until the clock passes it, with the reason; else led */
 			if (epoch_ms < def->epoch_ms)
 				e->epoch_later = true;
-			hwm_write(NULL);
+			marks_write(NULL);
 		}
 	}
-	return e ? hwm_read(&e->floor) : 0;
+	return e ? marks_read(&e->floor) : 0;
 }

@@ -1,5 +1,5 @@
 /*
- * hwm.c
+ * marks.c
  *		High-water marks that make ID uniqueness survive crashes, restarts and
  *		standby promotion.
  *
@@ -44,17 +44,17 @@
  *
  * The default layout's marks of this node id and of every node id, and the
  * overflow mark of this node id, never lack an entry: other marks leave
- * room for them (HWM_RESERVED).  Overflow marks never hold the default
+ * room for them (MARKS_RESERVED).  Overflow marks never hold the default
  * layout's marks, so they need not move with an epoch.  An overflow mark
  * that layouts generate in starts above every mark that binds any of them,
  * as their own entries would.
  *
  * This file keeps the table and its entries.  Loading and writing the
- * file at startup and moving marks with their epochs are hwm_load.c's,
- * reserving and raising marks hwm_reserve.c's, their WAL records and redo
- * hwm_xlog.c's; the file format is hwm_file.c's, the writer hwm_writer.c's,
+ * file at startup and moving marks with their epochs are marks_load.c's,
+ * reserving and raising marks marks_reserve.c's, their WAL records and redo
+ * marks_xlog.c's; the file format is marks_file.c's, the writer marks_writer.c's,
  * the dispatch of redo rmgr.c's.
- * Locking, field by field, is in hwm_shared.h.
+ * Locking, field by field, is in marks_shared.h.
  */
 #include "postgres.h"
 
@@ -66,12 +66,12 @@
 #include "base/layout.h"
 #include "base/node.h"
 #include "base/settings.h"
-#include "hwm_shared.h"
+#include "marks_shared.h"
 
-HwmShared  *hwm = NULL;
+MarkShared  *mark_table = NULL;
 
 /* Entries of the table, fixed when the postmaster first asks for it. */
-static int	hwm_nentries = 0;
+static int	marks_nentries = 0;
 
 /*
  * idgen.max_marks, or room for every line of the file and the marks this
@@ -80,98 +80,98 @@ static int	hwm_nentries = 0;
  * setting's maximum: a file of garbage must not take the memory.
  */
 static int
-hwm_entries(void)
+marks_entries(void)
 {
-	if (hwm_nentries == 0)
-		hwm_nentries = Max(idgen_max_marks,
-						   Min(hwm_file_lines() + 1 + HWM_RESERVED, SETTINGS_MAX_MAX_MARKS));
-	return hwm_nentries;
+	if (marks_nentries == 0)
+		marks_nentries = Max(idgen_max_marks,
+						   Min(marks_file_lines() + 1 + MARKS_RESERVED, SETTINGS_MAX_MAX_MARKS));
+	return marks_nentries;
 }
 
 static Size
-hwm_shmem_size(void)
+marks_shmem_size(void)
 {
-	return MAXALIGN(add_size(offsetof(HwmShared, entries),
-							 mul_size(hwm_entries(), sizeof(HwmEntry))));
+	return MAXALIGN(add_size(offsetof(MarkShared, entries),
+							 mul_size(marks_entries(), sizeof(MarkEntry))));
 }
 
 void
-hwm_shmem_request(void)
+marks_shmem_request(void)
 {
-	RequestAddinShmemSpace(hwm_shmem_size());
+	RequestAddinShmemSpace(marks_shmem_size());
 	RequestNamedLWLockTranche("idgen mark", 1);
 }
 
 int64
-hwm_mark(HwmEntry *e)
+marks_value(MarkEntry *e)
 {
 	return (int64) pg_atomic_read_u64(&e->mark);
 }
 
 bool
-hwm_is_default(const char *name)
+marks_is_default(const char *name)
 {
 	return layout_builtin(name) == layout_default();
 }
 
-HwmEntry *
-hwm_find(const char *name, int node, int node_bits)
+MarkEntry *
+marks_find(const char *name, int node, int node_bits)
 {
-	for (int i = 0; i < hwm->end; i++)
+	for (int i = 0; i < mark_table->end; i++)
 	{
-		HwmEntry   *e = &hwm->entries[i];
+		MarkEntry   *e = &mark_table->entries[i];
 
 		if (strcmp(e->name, name) == 0 && e->node == node &&
-			(node == HWM_ANY_NODE || e->node_bits == node_bits))
+			(node == MARKS_ANY_NODE || e->node_bits == node_bits))
 			return e;
 	}
 	return NULL;
 }
 
-/* Is this one of the marks other marks leave room for (HWM_RESERVED)? */
+/* Is this one of the marks other marks leave room for (MARKS_RESERVED)? */
 static bool
-hwm_reserved(const char *name, int node, int node_bits)
+marks_reserved(const char *name, int node, int node_bits)
 {
-	if (hwm_is_default(name) && node == HWM_ANY_NODE)
+	if (marks_is_default(name) && node == MARKS_ANY_NODE)
 		return true;
 	return node == node_id() && node_bits == idgen_node_bits &&
-		(hwm_is_default(name) || strcmp(name, HWM_OVERFLOW) == 0);
+		(marks_is_default(name) || strcmp(name, MARKS_OVERFLOW) == 0);
 }
 
 /*
  * A new entry starting at the overflow floor, or NULL when the table is
  * full.  At startup (anywhere) a mark may take any free entry, as the table
  * has room for the whole file; later, marks that are not reserved leave
- * HWM_RESERVED entries free.
+ * MARKS_RESERVED entries free.
  */
-static HwmEntry *
-hwm_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+static MarkEntry *
+marks_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
 {
-	HwmEntry   *overflow = hwm_overflow();
+	MarkEntry   *overflow = marks_overflow();
 
-	if (hwm->used >= hwm->capacity ||
-		(!anywhere && hwm->used >= hwm->capacity - HWM_RESERVED &&
-		 !hwm_reserved(name, node, node_bits)))
+	if (mark_table->used >= mark_table->capacity ||
+		(!anywhere && mark_table->used >= mark_table->capacity - MARKS_RESERVED &&
+		 !marks_reserved(name, node, node_bits)))
 		return NULL;
-	for (int i = 1; i < hwm->capacity; i++)
+	for (int i = 1; i < mark_table->capacity; i++)
 	{
-		HwmEntry   *e = &hwm->entries[i];
+		MarkEntry   *e = &mark_table->entries[i];
 
 		if (e->name[0] != '\0')
 			continue;
 		strlcpy(e->name, name, NAMEDATALEN);
 		e->node = node;
-		e->node_bits = node == HWM_ANY_NODE ? 0 : node_bits;
-		e->epoch_ms = strcmp(name, HWM_OVERFLOW) == 0 ? 0 : epoch_ms;
-		hwm_set(&e->floor, hwm_read(&overflow->floor));
-		hwm_set(&e->shared_floor, hwm_read(&overflow->floor));
+		e->node_bits = node == MARKS_ANY_NODE ? 0 : node_bits;
+		e->epoch_ms = strcmp(name, MARKS_OVERFLOW) == 0 ? 0 : epoch_ms;
+		marks_set(&e->floor, marks_read(&overflow->floor));
+		marks_set(&e->shared_floor, marks_read(&overflow->floor));
 		e->epoch_later = false;
-		pg_atomic_write_u64(&e->mark, (uint64) hwm_read(&overflow->floor));
+		pg_atomic_write_u64(&e->mark, (uint64) marks_read(&overflow->floor));
 		pg_atomic_write_u64(&e->requested, 0);
 		pg_atomic_write_u64(&e->retired, 0);
 		pg_atomic_write_u64(&e->confirmed, 0);
-		hwm->used++;
-		hwm->end = Max(hwm->end, i + 1);
+		mark_table->used++;
+		mark_table->end = Max(mark_table->end, i + 1);
 		return e;
 	}
 	return NULL;
@@ -183,22 +183,22 @@ hwm_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere
  * lock, finds nothing to confirm there.
  */
 void
-hwm_remove(HwmEntry *e)
+marks_remove(MarkEntry *e)
 {
 	memset(e->name, 0, NAMEDATALEN);
 	pg_atomic_write_u64(&e->mark, 0);
 	pg_atomic_write_u64(&e->requested, 0);
 	pg_atomic_write_u64(&e->retired, 0);
 	pg_atomic_write_u64(&e->confirmed, 0);
-	hwm->used--;
+	mark_table->used--;
 }
 
-HwmEntry *
-hwm_find_or_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+MarkEntry *
+marks_find_or_add(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
 {
-	HwmEntry   *e = hwm_find(name, node, node_bits);
+	MarkEntry   *e = marks_find(name, node, node_bits);
 
-	return e ? e : hwm_add(name, epoch_ms, node, node_bits, anywhere);
+	return e ? e : marks_add(name, epoch_ms, node, node_bits, anywhere);
 }
 
 /*
@@ -207,61 +207,61 @@ hwm_find_or_add(const char *name, int64 epoch_ms, int node, int node_bits, bool 
  * as they are.
  */
 void
-hwm_merge(HwmEntry *e, int64 epoch_ms, int64 mark)
+marks_merge(MarkEntry *e, int64 epoch_ms, int64 mark)
 {
-	if (!hwm_is_overflow(e))
-		mark = hwm_convert(mark, epoch_ms, e->epoch_ms);
-	hwm_set(&e->floor, Max(hwm_read(&e->floor), mark));
+	if (!marks_is_overflow(e))
+		mark = marks_convert(mark, epoch_ms, e->epoch_ms);
+	marks_set(&e->floor, Max(marks_read(&e->floor), mark));
 	if (mark > (int64) pg_atomic_read_u64(&e->mark))
 		pg_atomic_write_u64(&e->mark, (uint64) mark);
 }
 
 /* Counts a mark that found no entry of its own, and logs the first one. */
 static void
-hwm_note_full(const char *name, int node, const HwmEntry *shared)
+marks_note_full(const char *name, int node, const MarkEntry *shared)
 {
-	hwm->overflows++;
-	hwm->last_overflow = GetCurrentTimestamp();
-	if (hwm->full_warned)
+	mark_table->overflows++;
+	mark_table->last_overflow = GetCurrentTimestamp();
+	if (mark_table->full_warned)
 		return;
-	hwm->full_warned = true;
+	mark_table->full_warned = true;
 	ereport(WARNING,
 			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 			 errmsg("table of idgen high-water marks is full"),
 			 errdetail("The mark of layout \"%s\" for %s is kept in a mark it shares (\"%s\" for %s), which holds back every layout it binds until the clock passes it; IDs stay unique.",
 					   name,
-					   node == HWM_ANY_NODE ? "every node id" : psprintf("node id %d", node),
+					   node == MARKS_ANY_NODE ? "every node id" : psprintf("node id %d", node),
 					   shared->name,
-					   shared->node == HWM_ANY_NODE ? "every node id" : psprintf("node id %d", shared->node)),
+					   shared->node == MARKS_ANY_NODE ? "every node id" : psprintf("node id %d", shared->node)),
 			 errhint("Raise %s and restart the server; the table has %d entries.",
-					 "idgen.max_marks", hwm->capacity)));
+					 "idgen.max_marks", mark_table->capacity)));
 }
 
 /*
  * Where a mark that found the table full is kept, binding every layout,
  * node id, node_bits and epoch it did (the header comment says which).
  */
-static HwmEntry *
-hwm_entry_shared(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+static MarkEntry *
+marks_entry_shared(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
 {
-	HwmEntry   *e;
+	MarkEntry   *e;
 
-	if (hwm_is_default(name))
+	if (marks_is_default(name))
 	{
-		e = hwm_find_or_add(name, epoch_ms, HWM_ANY_NODE, 0, anywhere);
-		/* HWM_RESERVED keeps room for it. */
+		e = marks_find_or_add(name, epoch_ms, MARKS_ANY_NODE, 0, anywhere);
+		/* MARKS_RESERVED keeps room for it. */
 		if (e == NULL)
 			elog(ERROR, "idgen: no room for the mark of layout \"%s\" of every node id", name);
 	}
 	else
 	{
 		e = NULL;
-		if (node != HWM_ANY_NODE)
-			e = hwm_find_or_add(HWM_OVERFLOW, 0, node, node_bits, anywhere);
+		if (node != MARKS_ANY_NODE)
+			e = marks_find_or_add(MARKS_OVERFLOW, 0, node, node_bits, anywhere);
 		if (e == NULL)
-			e = hwm_overflow();
+			e = marks_overflow();
 	}
-	hwm_note_full(name, node, e);
+	marks_note_full(name, node, e);
 	return e;
 }
 
@@ -269,12 +269,12 @@ hwm_entry_shared(const char *name, int64 epoch_ms, int node, int node_bits, bool
  * The entry of a layout and node id, added if need be; a shared one when
  * the table is full.
  */
-HwmEntry *
-hwm_entry(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+MarkEntry *
+marks_entry(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
 {
-	HwmEntry   *e = hwm_find_or_add(name, epoch_ms, node, node_bits, anywhere);
+	MarkEntry   *e = marks_find_or_add(name, epoch_ms, node, node_bits, anywhere);
 
-	return e ? e : hwm_entry_shared(name, epoch_ms, node, node_bits, anywhere);
+	return e ? e : marks_entry_shared(name, epoch_ms, node, node_bits, anywhere);
 }
 
 /*
@@ -282,67 +282,67 @@ hwm_entry(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhe
  * makes in layout name?  Overflow marks stand for every layout.
  */
 bool
-hwm_binds(const HwmEntry *other, const char *name, int node, int node_bits)
+marks_binds(const MarkEntry *other, const char *name, int node, int node_bits)
 {
 	return other->name[0] != '\0' &&
-		(hwm_is_overflow(other) || strcmp(other->name, name) == 0) &&
-		(other->node == HWM_ANY_NODE || other->node == node || other->node_bits != node_bits);
+		(marks_is_overflow(other) || strcmp(other->name, name) == 0) &&
+		(other->node == MARKS_ANY_NODE || other->node == node || other->node_bits != node_bits);
 }
 
 /* The entry a mark read from the file or the WAL belongs to. */
-HwmEntry *
-hwm_entry_named(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
+MarkEntry *
+marks_entry_named(const char *name, int64 epoch_ms, int node, int node_bits, bool anywhere)
 {
-	if (strcmp(name, HWM_OVERFLOW) == 0 && node == HWM_ANY_NODE)
-		return hwm_overflow();
-	return hwm_entry(name, epoch_ms, node, node_bits, anywhere);
+	if (strcmp(name, MARKS_OVERFLOW) == 0 && node == MARKS_ANY_NODE)
+		return marks_overflow();
+	return marks_entry(name, epoch_ms, node, node_bits, anywhere);
 }
 
 /*
  * Attaches the table, under AddinShmemInitLock; true when this made it, and
- * the marks are still to be loaded (hwm_shmem_startup).
+ * the marks are still to be loaded (marks_shmem_startup).
  */
 bool
-hwm_attach_table(void)
+marks_attach_table(void)
 {
 	bool		found;
 
-	hwm = ShmemInitStruct("idgen high-water marks", hwm_shmem_size(), &found);
+	mark_table = ShmemInitStruct("idgen high-water marks", marks_shmem_size(), &found);
 	if (!found)
 	{
-		memset(hwm, 0, hwm_shmem_size());
-		hwm->lock = &(GetNamedLWLockTranche("idgen mark"))[0].lock;
-		hwm->capacity = hwm_entries();
-		for (int i = 0; i < hwm->capacity; i++)
+		memset(mark_table, 0, marks_shmem_size());
+		mark_table->lock = &(GetNamedLWLockTranche("idgen mark"))[0].lock;
+		mark_table->capacity = marks_entries();
+		for (int i = 0; i < mark_table->capacity; i++)
 		{
-			pg_atomic_init_u64(&hwm->entries[i].mark, 0);
-			pg_atomic_init_u64(&hwm->entries[i].requested, 0);
-			pg_atomic_init_u64(&hwm->entries[i].retired, 0);
-			pg_atomic_init_u64(&hwm->entries[i].confirmed, 0);
-			pg_atomic_init_u64(&hwm->entries[i].floor, 0);
-			pg_atomic_init_u64(&hwm->entries[i].shared_floor, 0);
+			pg_atomic_init_u64(&mark_table->entries[i].mark, 0);
+			pg_atomic_init_u64(&mark_table->entries[i].requested, 0);
+			pg_atomic_init_u64(&mark_table->entries[i].retired, 0);
+			pg_atomic_init_u64(&mark_table->entries[i].confirmed, 0);
+			pg_atomic_init_u64(&mark_table->entries[i].floor, 0);
+			pg_atomic_init_u64(&mark_table->entries[i].shared_floor, 0);
 		}
-		ConditionVariableInit(&hwm->confirmed_cv);
-		strlcpy(hwm_overflow()->name, HWM_OVERFLOW, NAMEDATALEN);
-		hwm_overflow()->node = HWM_ANY_NODE;
-		hwm->used = hwm->end = 1;
-		hwm->default_epoch_read = PG_INT64_MIN;
-		pg_atomic_init_u64(&hwm->logged_lsn, 0);
+		ConditionVariableInit(&mark_table->confirmed_cv);
+		strlcpy(marks_overflow()->name, MARKS_OVERFLOW, NAMEDATALEN);
+		marks_overflow()->node = MARKS_ANY_NODE;
+		mark_table->used = mark_table->end = 1;
+		mark_table->default_epoch_read = PG_INT64_MIN;
+		pg_atomic_init_u64(&mark_table->logged_lsn, 0);
 	}
 	return !found;
 }
 
 /* The table's row of idgen_capacity. */
 void
-hwm_capacity(IdgenCapacity *row)
+marks_capacity(IdgenCapacity *row)
 {
-	settings_require_preloaded(hwm != NULL);
+	settings_require_preloaded(mark_table != NULL);
 	row->name = "marks";
 	row->setting = "idgen.max_marks";
-	LWLockAcquire(hwm->lock, LW_SHARED);
-	row->capacity = hwm->capacity;
-	row->in_use = hwm->used;
-	row->overflows = hwm->overflows;
-	row->last_overflow = hwm->last_overflow;
-	LWLockRelease(hwm->lock);
+	LWLockAcquire(mark_table->lock, LW_SHARED);
+	row->capacity = mark_table->capacity;
+	row->in_use = mark_table->used;
+	row->overflows = mark_table->overflows;
+	row->last_overflow = mark_table->last_overflow;
+	LWLockRelease(mark_table->lock);
 }

@@ -1,13 +1,13 @@
 /*
- * hwm_shared.h
+ * marks_shared.h
  *		The shared table of high-water marks, for the files that keep it:
- *		hwm.c (the table and its entries), hwm_load.c (the file at startup),
- *		hwm_reserve.c (reserving and raising marks), hwm_xlog.c (their WAL
- *		records) and hwm_writer.c (the mark writer).  Everyone else goes
- *		through hwm.h.
+ *		marks.c (the table and its entries), marks_load.c (the file at startup),
+ *		marks_reserve.c (reserving and raising marks), marks_xlog.c (their WAL
+ *		records) and marks_writer.c (the mark writer).  Everyone else goes
+ *		through marks.h.
  */
-#ifndef IDGEN_HWM_SHARED_H
-#define IDGEN_HWM_SHARED_H
+#ifndef IDGEN_MARKS_SHARED_H
+#define IDGEN_MARKS_SHARED_H
 
 #include "access/xlogdefs.h"
 #include "datatype/timestamp.h"
@@ -16,28 +16,28 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 
-#include "hwm.h"
-#include "hwm_file.h"
+#include "marks.h"
+#include "marks_file.h"
 
 /*
  * Entries that marks of other node ids and layouts leave free: those this
  * server's node id may need whatever the table holds, the default layout's
  * and the overflow mark's of its node id, and the default layout's of
- * every node id (hwm.c).
+ * every node id (marks.c).
  */
-#define HWM_RESERVED	3
+#define MARKS_RESERVED	3
 
 /*
  * A layout's mark for one node id (or every node id).  Locking, field by
- * field (hwm->lock is the table's LWLock):
+ * field (mark_table->lock is the table's LWLock):
  *
  *	name, node, node_bits: set under the lock when the entry is added, and
  *	  never changed while the server runs (the startup that folds old marks
  *	  into the overflow mark runs before any backend); read under the lock.
  *	epoch_ms, floor, shared_floor, epoch_later: written under the lock (at
- *	  startup, by hwm_attach() and by redo).  Backends read floor,
+ *	  startup, by marks_attach() and by redo).  Backends read floor,
  *	  shared_floor and epoch_later without it, through the entry that
- *	  hwm_attach() returned under the lock: that orders their reads after
+ *	  marks_attach() returned under the lock: that orders their reads after
  *	  every write made before, and a later write only raises a floor by
  *	  bounds the reader already had (another attach), or, in an overflow
  *	  mark that layouts share, by another layout's bounds, which only makes
@@ -57,10 +57,10 @@
  *	  synchronous standbys confirmed; read without the lock, where a stale
  *	  value is lower and only makes the reader wait.
  */
-struct HwmEntry
+struct MarkEntry
 {
 	char		name[NAMEDATALEN];	/* "" when unused */
-	int32		node;			/* node id, or HWM_ANY_NODE */
+	int32		node;			/* node id, or MARKS_ANY_NODE */
 	int32		node_bits;		/* node_bits with node */
 	pg_atomic_uint64 shared_floor;	/* the part of floor other node ids' marks set */
 	int64		epoch_ms;		/* the epoch mark and floor are counted in */
@@ -82,7 +82,7 @@ struct HwmEntry
  * end only grows while the server runs, so a reader without the lock that
  * reads it once scans every entry in use then, and maybe some unused ones.
  */
-typedef struct HwmShared
+typedef struct MarkShared
 {
 	LWLock	   *lock;
 	bool		corrupt;		/* the file could not be read */
@@ -98,71 +98,71 @@ typedef struct HwmShared
 	TimestampTz last_overflow;
 	int64		default_epoch_read; /* the default layout's epoch in the file */
 	pg_atomic_uint64 logged_lsn;	/* end of the newest MARK record this run */
-	HwmEntry	entries[FLEXIBLE_ARRAY_MEMBER]; /* [0]: overflow mark of every node id */
-} HwmShared;
+	MarkEntry	entries[FLEXIBLE_ARRAY_MEMBER]; /* [0]: overflow mark of every node id */
+} MarkShared;
 
-extern HwmShared *hwm;
+extern MarkShared *mark_table;
 
 /* An entry's floor or shared floor (int64 kept in an atomic). */
 static inline int64
-hwm_read(const pg_atomic_uint64 *value)
+marks_read(const pg_atomic_uint64 *value)
 {
 	return (int64) pg_atomic_read_u64(unconstify(pg_atomic_uint64 *, value));
 }
 
 /* Under the lock, or at startup. */
 static inline void
-hwm_set(pg_atomic_uint64 *value, int64 v)
+marks_set(pg_atomic_uint64 *value, int64 v)
 {
 	pg_atomic_write_u64(value, (uint64) v);
 }
 
 /* A mark counted from one epoch, moved to count the same IDs from another. */
 static inline int64
-hwm_convert(int64 mark, int64 from_epoch, int64 to_epoch)
+marks_convert(int64 mark, int64 from_epoch, int64 to_epoch)
 {
 	return Max(mark + (to_epoch - from_epoch), 0);
 }
 
 /* The overflow mark of every layout and node id. */
-static inline HwmEntry *
-hwm_overflow(void)
+static inline MarkEntry *
+marks_overflow(void)
 {
-	return &hwm->entries[0];
+	return &mark_table->entries[0];
 }
 
 /* An overflow mark, of every node id or of one: it keeps Unix ms as they are. */
 static inline bool
-hwm_is_overflow(const HwmEntry *e)
+marks_is_overflow(const MarkEntry *e)
 {
-	return strcmp(e->name, HWM_OVERFLOW) == 0;
+	return strcmp(e->name, MARKS_OVERFLOW) == 0;
 }
 
-/* hwm.c: the entries; the table attached under AddinShmemInitLock */
-extern bool hwm_attach_table(void);
-extern bool hwm_is_default(const char *name);
-extern HwmEntry *hwm_find(const char *name, int node, int node_bits);
-extern HwmEntry *hwm_find_or_add(const char *name, int64 epoch_ms, int node,
+/* marks.c: the entries; the table attached under AddinShmemInitLock */
+extern bool marks_attach_table(void);
+extern bool marks_is_default(const char *name);
+extern MarkEntry *marks_find(const char *name, int node, int node_bits);
+extern MarkEntry *marks_find_or_add(const char *name, int64 epoch_ms, int node,
 								 int node_bits, bool anywhere);
-extern void hwm_remove(HwmEntry *e);
-extern void hwm_merge(HwmEntry *e, int64 epoch_ms, int64 mark);
-extern HwmEntry *hwm_entry(const char *name, int64 epoch_ms, int node,
+extern void marks_remove(MarkEntry *e);
+extern void marks_merge(MarkEntry *e, int64 epoch_ms, int64 mark);
+extern MarkEntry *marks_entry(const char *name, int64 epoch_ms, int node,
 						   int node_bits, bool anywhere);
-extern HwmEntry *hwm_entry_named(const char *name, int64 epoch_ms, int node,
+extern MarkEntry *marks_entry_named(const char *name, int64 epoch_ms, int node,
 								 int node_bits, bool anywhere);
-extern bool hwm_binds(const HwmEntry *other, const char *name, int node, int node_bits);
+extern bool marks_binds(const MarkEntry *other, const char *name, int node, int node_bits);
 
-/* hwm_load.c: the file */
-extern void hwm_write(const int64 *marks);
-extern void hwm_move_epoch(HwmEntry *e);
+/* marks_load.c: the file */
+extern void marks_write(const int64 *marks);
+extern void marks_move_epoch(MarkEntry *e);
 
-/* hwm_xlog.c: the records */
-extern XLogRecPtr hwm_log_mark(const HwmEntry *e, int64 mark_ms);
-extern void hwm_logged(XLogRecPtr end);
-extern XLogRecPtr hwm_confirmable_lsn(void);
+/* marks_xlog.c: the records */
+extern XLogRecPtr marks_log_mark(const MarkEntry *e, int64 mark_ms);
+extern void marks_logged(XLogRecPtr end);
+extern XLogRecPtr marks_confirmable_lsn(void);
 
-/* hwm_reserve.c, for the writer */
-extern void hwm_raise(HwmEntry *target, int64 ms);
-extern bool hwm_sync_wanted(void);
+/* marks_reserve.c, for the writer */
+extern void marks_raise(MarkEntry *target, int64 ms);
+extern bool marks_sync_wanted(void);
 
-#endif							/* IDGEN_HWM_SHARED_H */
+#endif							/* IDGEN_MARKS_SHARED_H */
