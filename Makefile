@@ -20,10 +20,12 @@ OBJS = \
 	src/defs/restore.o \
 	src/gen/generator.o \
 	src/gen/layout_gen.o \
+	src/gen/next.o \
 	src/gen/plan.o \
 	src/gen/slots.o \
 	src/gen/stats.o \
 	src/gen/step.o \
+	src/gen/workers_view.o \
 	src/horizon/horizon.o \
 	src/horizon/horizon_file.o \
 	src/horizon/horizon_sql.o \
@@ -47,10 +49,8 @@ OBJS = \
 	src/sql/capacity.o \
 	src/sql/decode.o \
 	src/sql/encode.o \
-	src/sql/next.o \
 	src/sql/objectid.o \
-	src/sql/uuidv7.o \
-	src/sql/workers_view.o
+	src/sql/uuidv7.o
 
 EXTENSION = idgen
 # The version, as idgen.control gives it: the install script's name, and

@@ -12,12 +12,10 @@
 #include "base/compat.h"
 #include "base/layout.h"
 #include "base/settings.h"
-#include "gen/slots.h"
-#include "gen/stats.h"
+#include "gen/gen.h"
 #include "horizon/horizon.h"
 #include "lease/lease.h"
 #include "marks/marks.h"
-#include "provenance/clone.h"
 #include "provenance/provenance.h"
 #include "rmgr.h"
 

@@ -29,7 +29,6 @@
 #include "base/settings.h"
 #include "generator.h"
 #include "lease/lease.h"
-#include "provenance/clone.h"
 #include "provenance/provenance.h"
 #include "stats.h"
 

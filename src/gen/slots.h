@@ -11,7 +11,7 @@
 #include "datatype/timestamp.h"
 #include "storage/lwlock.h"
 
-#include "base/capacity.h"
+#include "gen.h"
 #include "marks/marks.h"
 #include "step.h"
 
@@ -28,9 +28,6 @@ typedef struct WorkerSlot
 	Oid			userid;			/* holder's user */
 	TimestampTz claimed_at;
 } WorkerSlot;
-
-extern void slots_shmem_request(void);
-extern void slots_shmem_startup(void);
 
 extern void slots_require(void);
 extern int	slots_shared_index(void);
@@ -54,6 +51,5 @@ typedef struct LayoutStateRef
 extern GenState *slots_lock_state(const IdgenLayout *layout, MarkEntry *mark_entry,
 									 LayoutStateRef *ref, int64 *floor);
 extern void slots_unlock_state(const LayoutStateRef *ref);
-extern void slots_capacity(IdgenCapacity *slots, IdgenCapacity *states);
 
 #endif							/* IDGEN_SLOTS_H */

@@ -9,8 +9,8 @@
 
 #include "port/atomics.h"
 
-#include "base/capacity.h"
 #include "base/layout.h"
+#include "gen.h"
 #include "marks/marks.h"
 
 /* Counts of one layout definition; max_lead_ms is a maximum, not a sum. */
@@ -33,13 +33,9 @@ typedef struct StatsCounters
  */
 typedef struct StatsLocal StatsLocal;
 
-extern void stats_shmem_request(void);
-extern void stats_shmem_startup(void);
-
 extern StatsLocal *stats_local(const IdgenLayout *layout, MarkEntry *mark_entry);
 extern StatsCounters *stats_pending(StatsLocal *local);
 extern void stats_track(StatsLocal *local, pg_atomic_uint64 *own);
 extern void stats_untrack(StatsLocal *local, pg_atomic_uint64 *own);
-extern void stats_capacity(IdgenCapacity *row);
 
 #endif							/* IDGEN_STATS_H */

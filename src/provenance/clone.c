@@ -32,8 +32,8 @@
 #include "base/durable.h"
 #include "base/node.h"
 #include "base/settings.h"
-#include "clone.h"
 #include "lease/lease.h"
+#include "provenance.h"
 
 #define CLONE_NODE_FILE		"idgen_node"
 #define CLONE_NODE_TMP_FILE "idgen_node.tmp"

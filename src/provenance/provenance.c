@@ -54,7 +54,6 @@
 #include "base/clock.h"
 #include "base/layout.h"
 #include "base/settings.h"
-#include "clone.h"
 #include "marks/marks.h"
 #include "provenance.h"
 #include "provenance_table.h"

@@ -2,7 +2,9 @@
  * provenance.h
  *		Whether this server's high-water marks cover the IDs its databases
  *		hold: marks lost with their file, or IDs brought from another cluster
- *		by pg_upgrade or a restored dump, make generation refuse until told.
+ *		by pg_upgrade or a restored dump, make generation refuse until told;
+ *		and a server started from a base backup as a primary with its
+ *		source's node id warned (clone.c).
  */
 #ifndef IDGEN_PROVENANCE_H
 #define IDGEN_PROVENANCE_H
@@ -35,5 +37,11 @@ provenance_check_tick(void)
 	if (unlikely(*(volatile const bool *) provenance_refusing))
 		provenance_refuse();
 }
+
+/* clone.c: the warning for a clone, and whether the directory kept marks */
+extern void clone_shmem_request(void);
+extern void clone_shmem_startup(void);
+extern void clone_warn_once(void);
+extern bool clone_kept_marks(void);
 
 #endif							/* IDGEN_PROVENANCE_H */

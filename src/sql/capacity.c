@@ -15,8 +15,7 @@
 #include "utils/timestamp.h"
 
 #include "base/capacity.h"
-#include "gen/slots.h"
-#include "gen/stats.h"
+#include "gen/gen.h"
 #include "horizon/horizon.h"
 #include "marks/marks.h"
 

@@ -3,10 +3,10 @@
 over 450 lines, no function over 60, and calls that go one way.  A call is a
 symbol one object file uses and another defines (nm), so it is seen through
 any header, a shared one included.  Among files and among folders there is
-no circle, and a folder calls only the folders below it in LAYERS.  A
-setting's C variable is written by the GUC machinery only: no file but
-settings.c assigns to it.  Run after make; prints what
-breaks a rule and exits 1, or prints a summary."""
+no circle; a folder calls only the folders below it in LAYERS and includes
+only their public headers (PUBLIC).  A setting's C variable is written by
+the GUC machinery only: no file but settings.c assigns to it.  Run after
+make; prints what breaks a rule and exits 1, or prints a summary."""
 
 import glob
 import os
@@ -22,6 +22,11 @@ SRC = os.path.join(ROOT, "src")
 # The folders of src/, lowest first: each calls only those before it.  "."
 # is src/ itself, the module's entry (_PG_init, the WAL resource manager).
 LAYERS = ["base", "defs", "marks", "horizon", "lease", "provenance", "gen", "sql", "."]
+# The one header of a folder that other folders include; base/ is the
+# ground of small modules, each header its own module's; sql/ and src/ are
+# included by no one.
+PUBLIC = {"defs": "layout_defs.h", "marks": "marks.h", "horizon": "horizon.h",
+          "lease": "lease.h", "provenance": "provenance.h", "gen": "gen.h"}
 SETTINGS = "base/settings"
 
 
@@ -70,6 +75,20 @@ def circles(calls):
         if v not in index:
             visit(v)
     return found
+
+
+def private_includes(paths):
+    """A header of another folder that is not its public one."""
+    for path in paths:
+        folder = os.path.dirname(os.path.relpath(path, SRC)) or "."
+        with open(path) as f:
+            for number, line in enumerate(f, 1):
+                m = re.match(r'#include "(\w+)/(\w+\.h)"', line)
+                if m and m.group(1) in LAYERS and m.group(1) != folder and \
+                        m.group(1) != "base" and PUBLIC.get(m.group(1)) != m.group(2):
+                    yield "%s:%d: includes %s/%s, not the folder's public header (%s)" % (
+                        os.path.relpath(path, ROOT), number, m.group(1), m.group(2),
+                        PUBLIC.get(m.group(1), "none"))
 
 
 def setting_writes(modules):
@@ -141,6 +160,8 @@ def main():
             problems.append("src/%s.c: its folder is in no layer (LAYERS in %s)"
                             % (m, os.path.relpath(__file__, ROOT)))
     problems.extend(setting_writes(modules))
+    problems.extend(private_includes(sorted(glob.glob(os.path.join(SRC, "**", "*.[ch]"),
+                                                      recursive=True))))
     calls = call_graph(modules, problems)
     folder = {m: os.path.dirname(m) or "." for m in calls}
     folders = {f: set() for f in folder.values()}
@@ -160,7 +181,8 @@ def main():
     if problems:
         return 1
     print("source shape: %d C files in %d folders, none over %d lines, no function over %d;"
-          " %d calls between files, none in a circle, none up a folder; no setting written outside settings.c"
+          " %d calls between files, none in a circle, none up a folder, none through a private"
+          " header; no setting written outside settings.c"
           % (len(sources), len(folders), MAX_FILE_LINES, MAX_FUNCTION_LINES,
              sum(len(c) for c in calls.values())))
     return 0

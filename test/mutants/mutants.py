@@ -82,7 +82,7 @@ MUTANTS = [
      " does not fit), the next call generates with half a plan (fixed by de9fc30)",
      [("\tplan_target(t, layout, &workers);\n",
        "\tlayout_gen_planned(lg);\n\tplan_target(t, layout, &workers);\n")]),
-    ("stats_batch", "src/sql/next.c",
+    ("stats_batch", "src/gen/next.c",
      "IDs of idgen_next_batch() in a backend's own state are not counted in idgen_stats",
      [("\t\tDatum\t\tid = Int64GetDatum(next_arg(fcinfo, lg, 2));\n",
        "\t\tDatum\t\tid = Int64GetDatum(next_arg(fcinfo, lg, 2));\n\n"

@@ -22,8 +22,8 @@
 #include "base/node.h"
 #include "base/random.h"
 #include "base/settings.h"
-#include "gen/generator.h"
-#include "gen/layout_gen.h"
+#include "generator.h"
+#include "layout_gen.h"
 
 /* Most IDs idgen_next_batch() makes in one call; they are kept in memory. */
 #define BATCH_MAX		1000000

@@ -13,7 +13,7 @@
 #include "utils/timestamp.h"
 
 #include "base/clock.h"
-#include "gen/slots.h"
+#include "slots.h"
 
 PG_FUNCTION_INFO_V1(idgen_workers);
 

@@ -1,0 +1,23 @@
+/*
+ * gen.h
+ *		What the rest of idgen asks of the generator (gen/): its shared
+ *		memory, and its rows of idgen_capacity.  Generating is reached
+ *		through SQL only: idgen_next() (generator.c), next.c's entry points
+ *		and the idgen_workers view are in gen/ too.
+ */
+#ifndef IDGEN_GEN_H
+#define IDGEN_GEN_H
+
+#include "base/capacity.h"
+
+/* slots.c: the worker slots and the layouts' shared states */
+extern void slots_shmem_request(void);
+extern void slots_shmem_startup(void);
+extern void slots_capacity(IdgenCapacity *slots, IdgenCapacity *states);
+
+/* stats.c: the counts behind idgen_stats */
+extern void stats_shmem_request(void);
+extern void stats_shmem_startup(void);
+extern void stats_capacity(IdgenCapacity *row);
+
+#endif							/* IDGEN_GEN_H */
