@@ -265,7 +265,7 @@ generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
 	{
 		int64		floor;
 		GenState   *st = slots_lock_state(shared ? plan->layout : NULL, t->mark_entry,
-												 shared, &floor);
+										  shared, &floor);
 		StepResult	r;
 		bool		done;
 

@@ -283,7 +283,7 @@ slots_note_recycled(void)
  */
 static LayoutState *
 slots_lookup_layout(const IdgenLayout *layout, MarkEntry *mark_entry, LayoutStateRef *ref,
-					   bool *fresh)
+					bool *fresh)
 {
 	LayoutTable table = {
 		.base = slots_shm->layouts,
@@ -335,7 +335,7 @@ slots_state_floor(MarkEntry *mark_entry, bool fresh)
 /* The locked state of a layout definition: where *ref says, or looked up. */
 static LayoutState *
 slots_lock_layout(const IdgenLayout *layout, MarkEntry *mark_entry, LayoutStateRef *ref,
-					 bool *fresh)
+				  bool *fresh)
 {
 	if (ref->index >= 0)
 	{
@@ -358,7 +358,7 @@ slots_lock_layout(const IdgenLayout *layout, MarkEntry *mark_entry, LayoutStateR
  */
 GenState *
 slots_lock_state(const IdgenLayout *layout, MarkEntry *mark_entry, LayoutStateRef *ref,
-					int64 *floor)
+				 int64 *floor)
 {
 	GenState   *gen;
 	bool		fresh = false;

@@ -49,7 +49,7 @@ typedef struct LayoutStateRef
 #define LAYOUT_STATE_REF_INIT {-1, 0}
 
 extern GenState *slots_lock_state(const IdgenLayout *layout, MarkEntry *mark_entry,
-									 LayoutStateRef *ref, int64 *floor);
+								  LayoutStateRef *ref, int64 *floor);
 extern void slots_unlock_state(const LayoutStateRef *ref);
 
 #endif							/* IDGEN_SLOTS_H */

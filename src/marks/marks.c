@@ -84,7 +84,7 @@ marks_entries(void)
 {
 	if (marks_nentries == 0)
 		marks_nentries = Max(idgen_max_marks,
-						   Min(marks_file_lines() + 1 + MARKS_RESERVED, SETTINGS_MAX_MAX_MARKS));
+							 Min(marks_file_lines() + 1 + MARKS_RESERVED, SETTINGS_MAX_MAX_MARKS));
 	return marks_nentries;
 }
 

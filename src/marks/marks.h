@@ -57,6 +57,6 @@ extern void marks_raise_node_floor(int node, int node_bits, int64 ms);
 extern void marks_wait_confirmed(MarkEntry *entry, int64 tick_start_ms);
 extern void marks_capacity(IdgenCapacity *row);
 extern void marks_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms,
-						  int node, int node_bits);
+							int node, int node_bits);
 
 #endif							/* IDGEN_MARKS_H */

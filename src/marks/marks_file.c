@@ -110,7 +110,7 @@ marks_read_line(char *line, bool whole, void *arg)
  */
 bool
 marks_file_read(MarkFileMark **marks, int *nmarks, MarkFileComment comment,
-			  char *detail, Size detail_size, bool *found)
+				char *detail, Size detail_size, bool *found)
 {
 	char		line[MARKS_LINE_MAX];
 	MarkFileReading r = {palloc(16 * sizeof(MarkFileMark)), 0, 16, 0, comment};

@@ -28,7 +28,7 @@ typedef bool (*MarkFileComment) (const char *line);
 
 extern int	marks_file_lines(void);
 extern bool marks_file_read(MarkFileMark **marks, int *nmarks, MarkFileComment comment,
-						  char *detail, Size detail_size, bool *found);
+							char *detail, Size detail_size, bool *found);
 extern void marks_file_write(const MarkFileMark *marks, int nmarks, const char *comments);
 
 #endif							/* IDGEN_MARKS_FILE_H */

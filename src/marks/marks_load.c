@@ -65,7 +65,7 @@ marks_load_file(char *detail, Size detail_size, bool *found)
 		return false;
 	for (int i = 0; i < nmarks; i++)
 		marks_load_mark(marks[i].name, marks[i].epoch_ms, marks[i].mark, marks[i].node,
-					  marks[i].node_bits);
+						marks[i].node_bits);
 	pfree(marks);
 	return true;
 }
@@ -129,9 +129,9 @@ marks_move_epoch(MarkEntry *e)
 	e->epoch_later |= layout->epoch_ms > e->epoch_ms;
 	marks_set(&e->floor, marks_convert(marks_read(&e->floor), e->epoch_ms, layout->epoch_ms));
 	marks_set(&e->shared_floor,
-			marks_convert(marks_read(&e->shared_floor), e->epoch_ms, layout->epoch_ms));
+			  marks_convert(marks_read(&e->shared_floor), e->epoch_ms, layout->epoch_ms));
 	pg_atomic_write_u64(&e->mark, (uint64) marks_convert((int64) pg_atomic_read_u64(&e->mark),
-													   e->epoch_ms, layout->epoch_ms));
+														 e->epoch_ms, layout->epoch_ms));
 	e->epoch_ms = layout->epoch_ms;
 }
 

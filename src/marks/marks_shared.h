@@ -143,13 +143,13 @@ extern bool marks_attach_table(void);
 extern bool marks_is_default(const char *name);
 extern MarkEntry *marks_find(const char *name, int node, int node_bits);
 extern MarkEntry *marks_find_or_add(const char *name, int64 epoch_ms, int node,
-								 int node_bits, bool anywhere);
+									int node_bits, bool anywhere);
 extern void marks_remove(MarkEntry *e);
 extern void marks_merge(MarkEntry *e, int64 epoch_ms, int64 mark);
 extern MarkEntry *marks_entry(const char *name, int64 epoch_ms, int node,
-						   int node_bits, bool anywhere);
+							  int node_bits, bool anywhere);
 extern MarkEntry *marks_entry_named(const char *name, int64 epoch_ms, int node,
-								 int node_bits, bool anywhere);
+									int node_bits, bool anywhere);
 extern bool marks_binds(const MarkEntry *other, const char *name, int node, int node_bits);
 
 /* marks_load.c: the file */
