@@ -17,7 +17,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chaos import coarse, ddmin   # noqa: E402
 from checks import NAMED_HORIZON, Frontier, Poller, Violation, stats_mismatch   # noqa: E402
 from cluster import Cluster        # noqa: E402
-from ops import ALL_DRILLS, Model      # noqa: E402
+from ops import Model      # noqa: E402
+from params import ALL_DRILLS      # noqa: E402
 
 
 def burst(c, n):

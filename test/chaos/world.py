@@ -31,7 +31,8 @@ import psycopg2
 from checks import NAMED_HORIZON, Frontier, Poller, Violation, stats_mismatch
 from cluster import Cluster, as_user, user_dir
 from layouts import FAMILIES, HWM_STEP_MS, Layout, builtin, default_layout, node_problem
-from ops import CURRENT, DBS, LEASE_POOL, LEASE_S, Model
+from ops import Model
+from params import CURRENT, DBS, LEASE_POOL, LEASE_S
 
 SLACK_MS = 50
 LOST = "connection lost"
