@@ -15,9 +15,11 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from chaos import coarse, ddmin   # noqa: E402
-from checks import NAMED_HORIZON, Frontier, Poller, Violation, stats_mismatch   # noqa: E402
 from cluster import Cluster        # noqa: E402
+from invariants import Violation, stats_mismatch   # noqa: E402
+from lineage import Frontier       # noqa: E402
 from ops import Model      # noqa: E402
+from outbox import NAMED_HORIZON, Poller    # noqa: E402
 from params import ALL_DRILLS      # noqa: E402
 
 
