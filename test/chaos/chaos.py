@@ -16,7 +16,7 @@ restore into a new node, or into a cluster of its own initdb keeping the
 node id; idgen_hwm deleted after a CHECKPOINT; the table of marks filled
 (idgen.max_marks = 64); outbox writers and a poller on idgen_horizon();
 drills that reach the cases docs/guarantees.md names early in every run.
-After every step it checks the invariants of world.py and checks.py over
+After every step it checks the invariants of invariants.py over
 every ID handed out during the run.
 
 The ops are a function of the seed; what the clients' threads and the

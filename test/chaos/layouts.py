@@ -88,7 +88,7 @@ class Layout:
         return base + ((node_bits,) if self.depends_on_node_bits() else ())
 
     def group(self):
-        """What a server resumes above after a restart (checks.Frontier):
+        """What a server resumes above after a restart (lineage.Frontier):
         the definition, or idgen's own layout under any idgen.epoch and
         node_bits, whose time field is always its top 41 bits."""
         if self.default:

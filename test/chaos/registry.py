@@ -11,10 +11,10 @@ import time
 import psycopg2
 
 from cluster import Cluster, as_user, cmdline
+from invariants import lease_kept
 from layouts import epoch_date_ms
 from ops import Model
 from params import LEASE_POOL, LEASE_S
-from invariants import lease_kept
 
 REGISTRY = "REG"            # the registry's cluster: it generates nothing
 REGISTRY_STANDBY = "REGS"   # its standby, until it is promoted into its place

@@ -9,10 +9,10 @@ import psycopg2
 
 from clients import create_extension, normalize
 from cluster import Cluster, as_user
+from invariants import restored
 from layouts import HWM_STEP_MS
 from lineage import Lineage
 from params import CURRENT
-from invariants import restored
 
 # of constraints can see through: a restore must define the layouts before
 # it loads the rows (docs/guarantees.md, Restoring what reads a layout).

@@ -16,6 +16,7 @@ import psycopg2
 from bursts import Bursts
 from clients import create_extension, normalize, now_ms
 from cluster import Cluster, as_user, user_dir
+from invariants import Violation, lease_kept, no_crash
 from layouts import FAMILIES
 from leases import Leases
 from lineage import Lineage
@@ -24,7 +25,6 @@ from params import CURRENT, DBS
 from registry import REGISTRY, Registry
 from restores import Restores
 from standbys import Standbys
-from invariants import Violation, lease_kept, no_crash
 
 # Ops after which every outbox poller polls: those that restart a server,
 # step its clock or promote one (and bursts with a SIGKILL).
