@@ -288,3 +288,11 @@ class Cluster:
             except RuntimeError:
                 self.kill_postmaster()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""

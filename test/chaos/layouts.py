@@ -6,6 +6,8 @@ most significant down below a zero sign bit, widths in bits or decimal
 digits), not from idgen's C code, so that it is an independent reading.
 """
 
+import datetime
+
 HWM_STEP_MS = 1000      # marks run this far ahead of the newest tick (README, Guarantees)
 
 # name: (epoch Unix ms, tick ms, radix, fields, widths); README "Built-in layouts"
@@ -86,7 +88,7 @@ class Layout:
         return base + ((node_bits,) if self.depends_on_node_bits() else ())
 
     def group(self):
-        """What a server resumes above after a restart (checks.Frontier):
+        """What a server resumes above after a restart (lineage.Frontier):
         the definition, or idgen's own layout under any idgen.epoch and
         node_bits, whose time field is always its top 41 bits."""
         if self.default:
@@ -112,6 +114,12 @@ def default_layout(epoch_ms, node_bits):
                     (41, node_bits, 10 - node_bits, 12))
     layout.default = True
     return layout
+
+
+def epoch_date_ms(date):
+    """idgen.epoch's date (YYYY-MM-DD) in Unix ms."""
+    y, m, d = (int(x) for x in date.split("-"))
+    return int(datetime.datetime(y, m, d, tzinfo=datetime.timezone.utc).timestamp() * 1000)
 
 
 def builtin(name):

@@ -2,8 +2,10 @@
 """Tests of the checker itself (scripts/chaos --self-test): the shrinker on
 the op lists a run records, with a stand-in for replaying them; the wait
 after a backend's SIGKILL, with a server log written by the test; and the
-invariants of checks.py on values given by hand.  They need no server."""
+invariants on values given by hand.  They need no server."""
 
+import ast
+import glob
 import os
 import random
 import sys
@@ -15,9 +17,12 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from chaos import coarse, ddmin   # noqa: E402
-from checks import NAMED_HORIZON, Frontier, Poller, Violation, stats_mismatch   # noqa: E402
 from cluster import Cluster        # noqa: E402
-from ops import ALL_DRILLS, Model      # noqa: E402
+from invariants import Violation, above, stats_mismatch, unique   # noqa: E402
+from lineage import Frontier       # noqa: E402
+from ops import Model      # noqa: E402
+from outbox import NAMED_HORIZON, Poller    # noqa: E402
+from params import ALL_DRILLS      # noqa: E402
 
 
 def burst(c, n):
@@ -201,6 +206,36 @@ class Counts(unittest.TestCase):
         self.assertEqual(stats_mismatch({"idgen": 5}, {"idgen": 1}, set()), ("idgen", 5, 1))
         self.assertEqual(stats_mismatch({}, {"js53": 3}, set()), ("js53", 0, 3))
         self.assertIsNone(stats_mismatch({"idgen": 5}, {"idgen": 7}, {"idgen"}))
+
+
+class Invariants(unittest.TestCase):
+    def test_each_kind_is_raised_in_one_place(self):
+        # invariants.py is the only module that raises, once per kind
+        where = {}
+        for path in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "*.py")):
+            with open(path) as f:
+                tree = ast.parse(f.read())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Violation":
+                    where.setdefault(node.args[0].value, []).append(os.path.basename(path))
+        self.assertGreater(len(where), 10)
+        for kind, files in where.items():
+            self.assertEqual(files, ["invariants.py"], kind)
+
+    def test_repeated_ids_and_their_first_step(self):
+        seen = {}
+        unique(seen, [1, 2], 3, "idgen", "%d", "A/db1")
+        with self.assertRaises(Violation) as cm:
+            unique(seen, [4, 2], 5, "idgen", "%d", "A/db1")
+        self.assertIn("first at step 3", cm.exception.message)
+        self.assertIn(4, seen)
+
+    def test_resuming_above(self):
+        above(11, 10, "idgen", "11", "")
+        above(1, None, "idgen", "1", "")
+        with self.assertRaises(Violation) as cm:
+            above(10, 10, "idgen", "10", "handed out before")
+        self.assertEqual(cm.exception.kind, "resumed below")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,249 @@
+"""Bursts: clients generating at once (a SIGKILL of a backend or of the
+postmaster among them, now and then), and every ID they were handed
+checked (invariants.py) against the database's layouts, the server's
+lineage and idgen_stats."""
+
+import collections
+
+import psycopg2
+
+from clients import LOST, normalize, run_clients
+from invariants import (above, connection_kept, counted, in_time, known_layout, no_internal_error,
+                        right_node, sole_holder, unique)
+from layouts import HWM_STEP_MS, Layout, builtin, default_layout, epoch_date_ms, node_problem
+from params import DBS
+
+SLACK_MS = 50
+
+
+class Bursts:
+    def do_burst(self, op):
+        clients = [cl for cl in op["clients"] if self.live(cl["c"])]
+        if not clients:
+            return False
+        views = {}
+        for cl in clients:
+            key = (cl["c"], cl["db"])
+            if key not in views:
+                views[key] = self.read_view(*key)
+        for c in {cl["c"] for cl in clients}:
+            self.touch(c)
+            self.stats_begin(c, [cl["db"] for cl in clients if cl["c"] == c])
+        kill = op.get("kill")
+        if kill and not self.live(kill["c"]):
+            kill = None
+        results, kill_ms = run_clients(self.clusters, clients, kill, op.get("serial"))
+        killed, restarted = self.after_kill(kill)
+        for c in {cl["c"] for cl in clients}:
+            if self.live(c):
+                self.touch(c)
+        self.counts.pop(killed, None)
+        for res in results:
+            if res["call"] is None:
+                connection_kept(res["c"], killed, "%s/%s: could not connect: %s"
+                                % (res["c"], res["db"], res["error"]))
+                self.refusals["could not connect during our SIGKILL"] += 1
+                continue
+            # A session that began after the kill is of the server's next run.
+            res["late"] = killed == res["c"] and res["conn_ms"] > kill_ms
+            self.check_call(res, views.get((res["c"], res["db"])), killed)
+        if restarted:
+            self.lineage[killed].frontier.new_run()
+        for c, group, node, bits, top in self.late:
+            self.lineage[c].frontier.add(group, node, bits, top)
+        self.late = []
+        for c in sorted({cl["c"] for cl in clients}):
+            self.stats_check(c)
+
+    def read_view(self, c, db):
+        """What the checker needs to know of a database before generating:
+        the server's settings and the layouts the database defines."""
+        cl = self.clusters[c]
+        try:
+            conn = cl.connect(db)
+        except psycopg2.Error:
+            return None
+        try:
+            with conn.cursor() as cur:
+                # pg_settings, whose setting is in the base unit, unlike SHOW's "1s"
+                cur.execute("SELECT name, setting FROM pg_settings WHERE name IN ('idgen.node_id', "
+                            "'idgen.node_bits', 'idgen.epoch', 'idgen.clock_offset_ms', 'idgen.max_lead_ms')")
+                s = dict(cur.fetchall())
+                bits, epoch, offset, lead = (
+                    int(s["idgen.node_bits"]), s["idgen.epoch"],
+                    int(s["idgen.clock_offset_ms"]), int(s["idgen.max_lead_ms"]))
+                leased = self.leasing(c)
+                node = None if leased else int(s["idgen.node_id"])
+                layouts = {}
+                cur.execute("SELECT to_regclass('idgen_layout') IS NOT NULL")
+                if cur.fetchone()[0]:
+                    cur.execute("SELECT name, (extract(epoch FROM epoch) * 1000)::bigint, "
+                                "(extract(epoch FROM time_unit) * 1000)::int, radix, fields, widths "
+                                "FROM idgen_layout")
+                    for name, e, tick, radix, fields, widths in cur.fetchall():
+                        layouts[name] = Layout(name, e, tick, radix, fields, widths)
+        finally:
+            conn.close()
+        if leased:
+            # The registry's node id; a new holder starts above the mark of
+            # its previous holders, however far ahead of its clock.
+            lease = self.lease_of(c)
+            if lease is not None:
+                node = lease[0]
+                self.lineage[c].hi = max(self.lineage[c].hi, lease[2] or 0)
+        return {"node": node, "bits": bits, "epoch_ms": epoch_date_ms(epoch), "offset": offset,
+                "lead": lead, "layouts": layouts, "leased": leased}
+
+    def after_kill(self, kill):
+        """Bring the server back after a kill; returns the killed server,
+        and whether it restarted (a backend may have exited before)."""
+        if not kill:
+            return None, False
+        cl = self.clusters[kill["c"]]
+        if kill["what"] == "postmaster":
+            cl.start()
+            return kill["c"], True
+        return kill["c"], cl.wait_ready()
+
+    def check_call(self, res, view, killed):
+        func, layout_name = res["call"][0], res["call"][1]
+        self.count_call(res)
+        if res["error"] is not None:
+            self.note_error(res, killed)
+        if not res["ids"] or view is None:
+            return
+        if func in ("objectid", "uuidv7"):
+            self.check_opaque(res, view)
+            return
+        if view.get("leased") and view["node"] is None:
+            # leased during the call
+            lease = self.lease_of(res["c"])
+            view["node"] = lease[0] if lease else None
+            right_node("no node id leased" if view["node"] is None else None, layout_name, "%s",
+                       "IDs", "%s/%s %s" % (res["c"], res["db"], res["text"]))
+        layout = self.layout_of(layout_name, view)
+        known_layout(layout, layout_name, "%s/%s" % (res["c"], res["db"]))
+        seen = self.seen[layout.key(view["bits"])]
+        lin = self.lineage[res["c"]]
+        lo = res["t0"] + view["offset"] - layout.tick_ms - 5
+        hi = max(lin.hi, res["t1"] + view["offset"]) + lin.lead + HWM_STEP_MS + layout.tick_ms + SLACK_MS
+        where = "%s/%s %s (offset %d ms)" % (res["c"], res["db"], res["text"], view["offset"])
+        shown = "%%d of %s" % layout.describe()
+        for ident in res["ids"]:
+            unique(seen, (ident,), self.step, layout.name, shown, where)
+            values = layout.decode(ident)
+            in_time(values["time"], lo, hi, layout.name, shown, ident, where)
+            right_node(node_problem(layout, values, view["node"], view["bits"]), layout.name, shown,
+                       ident, where)
+            lin.newest = max(lin.newest, values["time"] + layout.tick_ms)
+        self.check_frontier(res, layout, view, where)
+        self.checked[(func, layout.name)] += len(res["ids"])
+
+    def check_frontier(self, res, layout, view, where):
+        """IDs of this run above every ID of the lineage's earlier runs that
+        they could equal (lineage.Frontier)."""
+        frontier = self.lineage[res["c"]].frontier
+        group, node, bits = layout.group(), view["node"], view["bits"]
+        top = max(res["ids"])
+        if view.get("leased"):
+            self.check_lease_handover(res, layout, group, node, bits, where)
+        if res.get("late"):
+            self.late.append((res["c"], group, node, bits, top))
+            return
+        # a leasing server's node id may change: it continues above every ID it made
+        bound, why = frontier.bound(group, node, bits, layout.bits_matter(), bool(view.get("leased")))
+        low = min(res["ids"])
+        above(low, bound, layout.name, "%d of %s from %s at step %d (node %d, node_bits %d)"
+              % (low, layout.describe(), where, self.step, node, bits),
+              "handed out before a restart, crash or promotion (node %d, node_bits %d)" % why
+              if why else "")
+        frontier.add(group, node, bits, top)
+
+    def check_lease_handover(self, res, layout, group, node, bits, where):
+        """A leased node id changes hands upwards: IDs a server makes under
+        it are above every ID another server made under it before (its
+        new holder starts above the old one's mark; the old one, past its
+        fence or woken after its lease was taken, makes none)."""
+        low = min(res["ids"])
+        sole_holder(self.holder.get(node), res["c"], node, layout.name,
+                    "%s made IDs at step %d (e.g. %d)" % (where, self.step, low))
+        tops = self.lease_tops[(group, node, bits)]
+        others = [(top, c) for c, top in tops.items() if c != res["c"]]
+        bound, who = max(others) if others else (None, None)
+        above(low, bound, layout.name, "%d of %s from %s at step %d (leased node id %d)"
+              % (low, layout.describe(), where, self.step, node),
+              "which %s made under that node id before" % who)
+        if others and res["c"] not in tops:
+            self.handovers += 1
+        tops[res["c"]] = max(tops.get(res["c"], 0), max(res["ids"]))
+
+    def check_opaque(self, res, view):
+        """objectid and UUIDv7: unique over the run, time near the clock."""
+        func = res["call"][0]
+        seen = self.seen[(func,)]
+        lin = self.lineage[res["c"]]
+        lo = res["t0"] + view["offset"] - 1005
+        hi = max(lin.hi, res["t1"] + view["offset"]) + 1000 + SLACK_MS
+        where = "%s/%s" % (res["c"], res["db"])
+        for ident in res["ids"]:
+            unique(seen, (ident,), self.step, func, "%x", where)
+            in_time((ident >> 64) * 1000 if func == "objectid" else ident >> 80, lo, hi, func, "%x",
+                    ident, where)
+        self.checked[(func, "")] += len(res["ids"])
+
+    def layout_of(self, name, view):
+        if name in (None, "idgen"):
+            return default_layout(view["epoch_ms"], view["bits"])
+        if name in view["layouts"]:
+            return view["layouts"][name]
+        try:
+            return builtin(name)
+        except KeyError:
+            return None
+
+    def stats_begin(self, c, dbs):
+        """Zeroes c's counts, in the first database that has idgen_stats."""
+        cl = self.clusters[c]
+        for db in dict.fromkeys(list(dbs) + DBS):
+            try:
+                cl.query(db, "SELECT idgen_stats_reset()")
+            except psycopg2.Error:
+                continue
+            self.counts[c] = {"db": db, "expected": collections.Counter(), "unknown": set()}
+            return
+
+    def count_call(self, res):
+        counts = self.counts.get(res["c"])
+        func, layout_name = res["call"][0], res["call"][1]
+        if counts is None or func in ("objectid", "uuidv7"):
+            return
+        name = "idgen" if layout_name is None else layout_name
+        if res["error"] is not None:
+            counts["unknown"].add(name)     # it may have made IDs it did not hand out
+        else:
+            counts["expected"][name] += len(res["ids"])
+
+    def stats_check(self, c):
+        counts = self.counts.pop(c, None)
+        if counts is None or not self.live(c):
+            return
+        try:
+            rows = self.clusters[c].query(counts["db"], "SELECT layout, sum(ids) FROM idgen_stats "
+                                                        "GROUP BY layout")
+        except psycopg2.Error as e:
+            self.op_errors["reading idgen_stats: %s" % normalize(str(e))] += 1
+            return
+        counted(counts["expected"], {name: int(n) for name, n in rows}, counts["unknown"],
+                "server %s at step %d" % (c, self.step))
+
+    def note_error(self, res, killed):
+        code, msg = res["error"]
+        where = "%s/%s %s" % (res["c"], res["db"], res["text"])
+        no_internal_error(code, killed, res["call"][1], "%s: %s" % (where, msg))
+        if code == LOST:
+            connection_kept(res["c"], killed, "%s lost its connection with no kill: %s" % (where, msg))
+            self.refusals["connection lost to our SIGKILL"] += 1
+        elif killed is not None and code in ("57P01", "57P02", "57P03", "08006", "08003"):
+            self.refusals["terminated by our SIGKILL"] += 1
+        else:
+            self.refusals["%s %s" % (code, normalize(msg))] += 1

@@ -1,0 +1,123 @@
+"""Clients: each in a thread of its own with one connection, making the
+calls of a burst op and recording what they were handed and when; the
+SIGKILL a burst may send while they run."""
+
+import re
+import threading
+import time
+
+import psycopg2
+
+from params import CURRENT
+
+LOST = "connection lost"
+
+
+def now_ms():
+    return time.time() * 1000.0
+
+
+def normalize(msg):
+    return re.sub(r"\d+", "N", msg.strip().splitlines()[0])[:150]
+
+
+SQL = {
+    "next": "SELECT string_agg(idgen_next({args})::text, ',') FROM generate_series(1, {m})",
+    "batch": "SELECT string_agg(i::text, ',') FROM idgen_next_batch({args}) i",
+    "block": "SELECT string_agg(idgen_next_block({args})::text, ',') FROM generate_series(1, {m})",
+    "objectid": "SELECT string_agg(objectid()::text, ',') FROM generate_series(1, {m})",
+    "uuidv7": "SELECT string_agg(replace(idgen_uuidv7()::text, '-', ''), ',') FROM generate_series(1, {m})",
+}
+
+
+def call_sql(call):
+    func, layout, n, m = call
+    args = ([str(n)] if func in ("batch", "block") else []) + (["'%s'" % layout] if layout else [])
+    return SQL[func].format(args=", ".join(args), m=m)
+
+
+def parse_ids(call, text):
+    func, _, n, _ = call
+    if not text:
+        return []
+    if func in ("objectid", "uuidv7"):
+        return [int(x, 16) for x in text.split(",")]
+    ids = [int(x) for x in text.split(",")]
+    if func == "block":
+        return [first + k for first in ids for k in range(n)]
+    return ids
+
+
+def run_client(clusters, spec, out, pids, index):
+    cl = clusters[spec["c"]]
+    base = {"c": spec["c"], "db": spec["db"]}
+    try:
+        conn = cl.connect(spec["db"], spec.get("timeout_ms", 30000))
+    except psycopg2.Error as e:
+        out.append(dict(base, call=None, error=normalize(str(e))))
+        return
+    base["conn_ms"] = now_ms()
+    pids[index] = conn.get_backend_pid()
+    try:
+        for call in spec["calls"]:
+            res = dict(base, call=call, text=call_sql(call), ids=[], error=None)
+            res["t0"] = now_ms()
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(res["text"])
+                    text = cur.fetchone()[0]
+                res["t1"] = now_ms()
+                res["ids"] = parse_ids(call, text)
+            except psycopg2.Error as e:
+                res["t1"] = now_ms()
+                code = e.pgcode or LOST
+                res["error"] = (code, str(e))
+            out.append(res)
+            if res["error"] and (res["error"][0] == LOST or conn.closed):
+                break
+    finally:
+        conn.close()
+
+
+def run_clients(clusters, clients, kill, serial=False):
+    """Every client in a thread of its own, all at once (or one after
+    another); the kill, if any, fires after its delay from the start.
+    Returns the results and when the kill was sent."""
+    out, pids = [], {}
+    kill_ms = None
+    threads = [threading.Thread(target=run_client, args=(clusters, spec, out, pids, i))
+               for i, spec in enumerate(clients)]
+    for t in threads:
+        t.start()
+        if serial:
+            t.join()
+    if kill:
+        time.sleep(kill["after_ms"] / 1000.0)
+        cl = clusters[kill["c"]]
+        kill_ms = now_ms()
+        if kill["what"] == "postmaster":
+            cl.kill_postmaster()
+        else:
+            idx = kill["client"] if kill["client"] is not None and kill["client"] < len(clients) else 0
+            pid = pids.get(idx)
+            if pid is None or clients[idx]["c"] != kill["c"]:
+                pid = backend_pid(cl)
+            if pid:
+                cl.kill_backend(pid)
+    for t in threads:
+        t.join()
+    return out, kill_ms
+
+
+def create_extension(version):
+    if version == CURRENT:
+        return "CREATE EXTENSION idgen"
+    return "CREATE EXTENSION idgen VERSION '%s'" % version
+
+
+def backend_pid(cl):
+    rows = cl.query("postgres", "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                                "AND pid <> pg_backend_pid() LIMIT 1")
+    if rows:
+        return rows[0][0]
+    return cl.query("postgres", "SELECT pg_backend_pid()")[0][0]

@@ -1,0 +1,359 @@
+"""Drills: the cases docs/guarantees.md names, as short op sequences that
+reach them for sure (those of node id leases and of the registry are in
+lease_drills.py).  Each returns its first op and queues the others, or
+None when the servers do not allow it now."""
+
+import datetime
+
+from layouts import EPOCHS, NAMES
+from params import (CURRENT, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, NARROW, NODE_IDS,
+                    SETTING_CHOICES, WIDTH_TWINS)
+
+
+class Drills:
+    def drill_failover(self):
+        """A synchronous standby promoted after its primary ran with its
+        clock ahead: the standby must resume above the primary's IDs and
+        its horizon, its own clock being behind them."""
+        prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
+                and not self.leasing(c)]
+        # One server more than elsewhere: the drill ends with its primary gone.
+        if self.standbys() or len(self.clusters) > MAX_CLUSTERS or not prim:
+            return None
+        p = self.r.choice(prim)
+        dbs = self.dbs(p, CURRENT)
+        if not dbs:
+            return None
+        db = self.r.choice(dbs)
+        s = self.new_name("S")
+        # The standby copies these, but for its clock, 1.5 or 3 s behind: the
+        # promoted standby starts far below the primary's last IDs and
+        # horizons, which it must ride out (at most 14 + 3 + 1 s) within the
+        # limit.  Far enough ahead that its clock is still behind them after
+        # the drill's pauses: only its marks keep it above.
+        ahead = dict(self.clusters[p]["set"], max_clock_regression_ms=30000,
+                     clock_offset_ms=self.r.choice([12000, 14000]))
+        # A standby is a server restarted with other settings when it is
+        # promoted: now and then its epoch or node_bits differ.
+        ops = [{"op": "standby", "c": p, "s": s, "sync": True, "node_id": None,
+                "offset": self.r.choice([-1500, -3000]), "set": self.standby_settings(p)},
+               self.burst_on(p, p), self.outbox_in(p, db),
+               # idle while the poller polls: the horizon passes the marks
+               {"op": "pause", "ms": 2000},
+               # most often restarted or crashed then, after a restartpoint:
+               # no mark reaches it after that, so those it replayed before
+               # must outlive the restart
+               self.standby_restart(s) if self.r.random() < 0.7 else None]
+        # the standby cut off while sessions take IDs, the primary dying
+        # before it is back: IDs handed out must be below its marks; idle
+        # first (no poll: the horizon would wait for it) until the clock is
+        # past the marks it confirmed
+        ops += [{"op": "receiver", "s": s, "stop": True},
+                {"op": "pause", "ms": ahead["max_lead_ms"] + 1500, "poll": False},
+                self.cut_off_burst(p)]
+        ops += [{"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
+                self.outbox_in(s, db)]
+        self.queue += [op for op in ops if op]
+        return {"op": "reload", "c": p, "set": ahead}
+
+    def make_wide(self):
+        """The refused drill needs a server whose node id is 2 or more."""
+        c = self.quiet_primary()
+        free = [n for n in NODE_IDS if n >= 2 and n not in self.used_nodes]
+        if c is None or not free:
+            return None
+        return {"op": "restart", "c": c, "mode": "fast",
+                "set": dict(self.clusters[c]["set"], node_id=self.r.choice(free))}
+
+    def make_quiet(self):
+        """Drills need a primary without a standby and with a database of
+        the current version: update one, or promote the standby."""
+        for c in self.primaries():
+            if not self.clusters[c]["standby"] and self.dbs(c, "1.0"):
+                return {"op": "ext_update", "c": c, "db": self.r.choice(self.dbs(c, "1.0"))}
+        return self.choose_promote()
+
+    def quiet_primaries(self):
+        """Primaries without a standby, whose settings may change."""
+        return [c for c in self.primaries() if not self.clusters[c]["standby"]
+                and self.dbs(c, CURRENT) and not self.leasing(c)]
+
+    def quiet_primary(self):
+        prim = self.quiet_primaries()
+        return self.r.choice(prim) if prim else None
+
+    def settings_drill(self, change, poller, aheads, c=None):
+        """The clock ahead, IDs, then a restart with other settings and the
+        clock right: IDs must resume above the earlier ones, or be refused
+        (an epoch moved later).  With a poller, its horizons are ahead too,
+        and transactions then hold IDs at once, the clock behind them.
+        Without, nobody polls while the clock is ahead: the horizon's floor
+        would keep IDs above it whatever the marks said."""
+        c = c or self.quiet_primary()
+        if c is None:
+            return None
+        db = self.r.choice(self.dbs(c, CURRENT))
+        s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice(aheads))
+        restart = dict(s, **change(s))
+        ops = [self.outbox_in(c, db) if poller else None,
+               {"op": "reload", "c": c, "set": ahead, "poll": poller}, self.burst_on(c, c),
+               {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": restart}]
+        if restart["epoch"] != s["epoch"]:
+            # idgen's own layout only (the others would wait out the clock's
+            # gap), and back: the server would refuse it for days
+            clients = [{"c": c, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]
+            ops += [{"op": "burst", "clients": clients, "kill": None},
+                    # the first poll after it comes while the writers hold IDs
+                    {"op": "restart", "c": c, "mode": "fast", "set": dict(restart, epoch=s["epoch"]),
+                     "poll": False}]
+        ops += [self.outbox_in(c, db), self.burst_on(c, c)]
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_node_bits(self):
+        return self.settings_drill(lambda s: {"node_bits": self.r.choice(
+            [b for b in SETTING_CHOICES["node_bits"] if b != s["node_bits"]])}, False, [2000, 3000])
+
+    def drill_epoch_later(self):
+        def later(s):
+            y, m, d = (int(x) for x in s["epoch"].split("-"))
+            moved = datetime.date(y, m, d) + datetime.timedelta(days=self.r.choice([1, 60]))
+            return {"epoch": moved.isoformat()}
+        # Where the horizon was ever taken, its file's mark refuses the moved
+        # epoch as well, up to the horizons it returned: the first run is on
+        # a new server that never polls, where only the marks of
+        # hwm_move_epoch() stand between the IDs and those made before; the
+        # second has a poller, for the horizon across the move.
+        self.epoch_later_runs += 1
+        if self.epoch_later_runs == 1:
+            op = self.epoch_later_unpolled(later)
+            if op is not None:
+                return op
+        # far enough ahead that the clock is still behind the horizons when
+        # the writers take IDs after the epoch is back (mutant horizon_restart)
+        return self.settings_drill(later, True, [6000, 8000])
+
+    def epoch_later_unpolled(self, later):
+        """A new server of its own: the clock ahead, IDs of idgen's layout,
+        the epoch moved later (refused until the clock passes those IDs),
+        and back; then it is retired."""
+        node = self.free_node()
+        if node is None:
+            return None
+        c, db = self.new_name("E"), self.db_names[0]
+        s = dict(self.default_settings(node), max_clock_regression_ms=10000)
+        ahead = dict(s, clock_offset_ms=self.r.choice([3000, 4000]))
+        moved = dict(s, **later(s))
+        def ids():
+            return {"op": "burst", "kill": None,
+                    "clients": [{"c": c, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]}
+        ops = [{"op": "cluster", "c": c, "set": s, "dbs": [db]},
+               {"op": "reload", "c": c, "set": ahead, "poll": False}, ids(),
+               {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": moved},
+               ids(), {"op": "restart", "c": c, "mode": "fast", "set": s, "poll": False}, ids(),
+               {"op": "retire", "c": c}]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_churn(self):
+        """Sessions one after another on one worker id, each borrowing ahead
+        of the clock in js53 (64 IDs a millisecond): each new holder of the
+        worker id must start after its predecessor's newest tick."""
+        c, db = self.pick_db()
+        if c is None:
+            return None
+        clients = [{"c": c, "db": db, "calls": [["next", "js53", 1, 3000]]} for _ in range(5)]
+        return {"op": "burst", "clients": clients, "kill": None, "serial": True}
+
+    def drill_clock_back(self):
+        """decimal19's one shared state per server (ten IDs a millisecond)
+        far ahead of the clock, then the clock half a second back."""
+        c, db = self.pick_db()
+        if c is None:
+            return None
+        s = self.clusters[c]["set"]
+        def burst():
+            return {"op": "burst", "kill": None,
+                    "clients": [{"c": c, "db": db, "calls": [["next", "decimal19", 1, 3000]]}
+                                for _ in range(2)]}
+        back = {"op": "reload", "c": c, "set": dict(s, clock_offset_ms=s["clock_offset_ms"] - 500)}
+        self.queue += [back, burst()]
+        return burst()
+
+    def drill_epoch_twins(self):
+        """One name in two databases, defined alike but for the epoch, or
+        for the widths: two definitions, each with a state of its own,
+        generated in at once."""
+        c = self.r.choice(self.primaries())
+        dbs = self.dbs(c, CURRENT)
+        prep = None
+        if len(dbs) < 2:
+            # make a second database of the current version
+            old = [d for d in self.dbs(c) if d not in dbs]
+            free = [d for d in self.db_names if d not in self.clusters[c]["dbs"]]
+            if old:
+                prep = {"op": "ext_recreate", "c": c, "db": self.r.choice(old), "version": CURRENT}
+            elif free:
+                prep = {"op": "createdb", "c": c, "db": self.r.choice(free), "version": CURRENT}
+            else:
+                return None
+            dbs = dbs + [prep["db"]]
+            if len(dbs) < 2:
+                return None
+        db1, db2 = self.r.sample(dbs, 2)
+        name = self.r.choice(NAMES)
+        fam = self.r.choice([0, 1, 5, 8])           # no worker field: one state per definition
+        e1, e2 = self.r.sample(EPOCHS, 2)
+        fam2 = fam
+        if self.r.random() < 0.5:
+            # the same fields, tick and radix in other widths, one epoch
+            fam, fam2 = self.r.sample(WIDTH_TWINS, 2)
+            e2 = e1
+        # long enough that the four overlap whatever their connections take:
+        # a state the two definitions shared showed only where they met
+        clients = [{"c": c, "db": db, "calls": [["next", name, 1, 3000]]}
+                   for db in (db1, db2, db1, db2)]
+        ops = [prep, {"op": "redefine", "c": c, "db": db1, "name": name, "epoch": e1, "family": fam},
+               {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": e2, "family": fam2},
+               {"op": "burst", "clients": clients, "kill": None}]
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_full(self):
+        """The table of marks full (issue #28, item 1): more layouts than it
+        holds generate with the clock ahead, so that their marks outlive a
+        restart; idgen's own layout further ahead; then a restart with other
+        node_bits (and another node id of the server's, or a new one), a
+        combination new to the server, the clock back: the marks of other
+        node_bits must bind, also those that had to share an entry.  Then
+        idgen.epoch a day earlier, IDs, a restart once the clock passed
+        their marks (which folds them), and the epoch back, a day later than
+        those IDs': refused, whichever entry holds the marks."""
+        c = self.quiet_primary()
+        if c is None:
+            return None
+        m = self.clusters[c]
+        s = dict(m["set"], max_clock_regression_ms=10000)
+        # Another node id of the server's, or one nobody used: overflow
+        # marks of a node id must bind other node ids under other node_bits.
+        others = sorted(m["nodes"] - {s["node_id"]})
+        free = self.free_node()
+        n = self.r.choice(others + ([free] if free is not None else []) or [s["node_id"]])
+        new_bits = [b for b in FILL_BITS if (n, b) not in m["combos"] and b != s["node_bits"]]
+        if not new_bits:
+            return None
+        db = self.r.choice(self.dbs(c, CURRENT))
+        prefix = self.new_name("fill") + "_"
+        fill = [["next", "%s%d" % (prefix, i), 1, 1] for i in range(1, FILL_LAYOUTS + 1)]
+        ahead = self.r.choice([3000, 4000])
+        later = dict(s, clock_offset_ms=s["clock_offset_ms"] + ahead + 2000)
+        moved = dict(s, node_id=n, node_bits=self.r.choice(new_bits))
+        y, mo, d = (int(x) for x in s["epoch"].split("-"))
+        earlier = dict(moved, epoch=(datetime.date(y, mo, d) - datetime.timedelta(days=1)).isoformat())
+        one = self.one_client(c, db)
+        ops = [{"op": "define_many", "c": c, "db": db, "prefix": prefix, "count": FILL_LAYOUTS,
+                "family": FILL_FAMILY, "epoch": self.r.choice(EPOCHS)},
+               {"op": "reload", "c": c, "set": dict(s, clock_offset_ms=s["clock_offset_ms"] + ahead),
+                "poll": False},
+               one(fill),
+               {"op": "reload", "c": c, "set": later, "poll": False},
+               one([["next", None, 1, 3000]]),
+               {"op": "restart", "c": c, "mode": "fast", "set": moved, "poll": False},
+               # the filling layouts first, while the clock is behind their
+               # IDs, the last first: theirs were the marks that had to share
+               one(fill[::-1] + [["next", None, 1, 3000]]),
+               # idgen.epoch a day earlier (above every ID), IDs, the clock
+               # past their marks, which a restart folds; then the epoch back
+               # a day later than those IDs': refused
+               {"op": "restart", "c": c, "mode": "fast", "set": earlier, "poll": False},
+               one([["next", None, 1, 300]]),
+               {"op": "pause", "ms": 2000, "poll": False},
+               {"op": "restart", "c": c, "mode": "fast", "set": earlier, "poll": False},
+               # a mark written, so that the file keeps what the start folded
+               one([["next", "twitter", 1, 20]]),
+               {"op": "restart", "c": c, "mode": "fast", "set": moved, "poll": False},
+               one([["next", None, 1, 300]]),
+               {"op": "restart", "c": c, "mode": "fast", "set": earlier, "poll": False},
+               self.outbox_in(c, db), self.burst_on(c, c)]
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
+
+    @staticmethod
+    def one_client(c, db):
+        """A burst of one client on c's db, of the calls given."""
+        return lambda calls: {"op": "burst", "kill": None,
+                              "clients": [{"c": c, "db": db, "calls": calls}]}
+
+    def drill_lost_hwm(self):
+        """idgen_hwm deleted after a CHECKPOINT, with the server stopped,
+        the clock then behind the server's last IDs: generating is refused
+        in every layout (docs/guarantees.md, The mark file is lost) until
+        idgen_resume_after() and a restart; then IDs resume above."""
+        c = self.quiet_primary()
+        if c is None:
+            return None
+        db = self.r.choice(self.dbs(c, CURRENT))
+        s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([2000, 3000]))
+        ops = [{"op": "reload", "c": c, "set": ahead, "poll": False}, self.burst_on(c, c),
+               {"op": "lose_hwm", "c": c, "set": s}, self.burst_on(c, c),
+               {"op": "resume", "c": c, "db": db}, self.burst_on(c, c), self.outbox_in(c, db)]
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_move(self):
+        """A database moved by pg_dump and pg_restore into a new cluster (a
+        fresh initdb: another system identifier) that keeps the old server's
+        node id, the old one retired, the new clock behind the old IDs:
+        refused (docs/guarantees.md, A new cluster holding an old one's IDs)
+        until idgen_resume_after() and a restart; then IDs resume above."""
+        prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
+                and self.dbs(c, CURRENT) and not self.leasing(c)]
+        if len(self.primaries()) < 2 or not prim:
+            return None
+        c = self.r.choice(prim)
+        db = self.r.choice(self.dbs(c, CURRENT))
+        s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
+        s.pop("synchronous_standby_names", None)
+        # Any epoch: idgen_system says the one the old IDs were made under,
+        # and idgen_resume_after() resumes above them under a later one.
+        s["epoch"] = self.r.choice(SETTING_CHOICES["epoch"])
+        new = self.new_name("M")
+        # The new cluster has a database of its own already: the refusal
+        # holds there too, as every database shares the layouts.
+        others = [d for d in self.db_names if d != db]
+        other = self.r.choice(others) if others else None
+        # far enough ahead that the move (dump, initdb, restore) ends before
+        # the old IDs' time; idgen_resume_after() gets the newest one's
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([4000, 5000]))
+        ops = [{"op": "reload", "c": c, "set": ahead, "poll": False}, self.burst_on(c, c),
+               {"op": "move", "c": c, "db": db, "new": new, "set": s, "other": other},
+               self.burst_new_db(new, other), self.burst_db(c, new, db),
+               {"op": "resume", "c": new, "db": db, "newest": True},
+               self.burst_db(c, new, db), self.burst_new_db(new, other), self.outbox_in(new, db)]
+        self.queue += [op for op in ops[1:] if op]
+        return ops[0]
+
+    def drill_refused(self):
+        """A layout whose node field is too narrow for the server's node id,
+        called again and again in one session, in every function: refused
+        each time, never generated in with half a plan."""
+        # a leased node id is one of LEASE_POOL, all above 1
+        pairs = [(c, d) for c in self.primaries()
+                 if self.leasing(c) or self.clusters[c]["set"]["node_id"] >= 2
+                 for d in self.dbs(c, CURRENT)]
+        if not pairs:
+            return None
+        c, db = self.r.choice(pairs)
+        name = self.r.choice(NAMES)
+        calls = [["next", name, 1, 1], ["next", name, 1, 20], ["batch", name, 50, 1],
+                 ["block", name, 2, 1], ["next", None, 1, 20]]
+        self.queue.append({"op": "burst", "kill": None,
+                           "clients": [{"c": c, "db": db, "calls": calls} for _ in range(2)]})
+        return {"op": "redefine", "c": c, "db": db, "name": name, "epoch": self.r.choice(EPOCHS),
+                "family": NARROW}

@@ -1,0 +1,186 @@
+"""The invariants the checker holds the servers to (docs/chaos.md): one
+function each, and each the one place its kind of violation is raised.
+The world runs the ops and, after each, asks these of what the servers
+did; what they are checked against is kept elsewhere (a lineage's earlier
+IDs in lineage.py, a poller's cursor in outbox.py).
+
+An error idgen raises on purpose is a refusal, counted and not a violation.
+A server process that dies without our SIGKILL, a PANIC, a failed assertion,
+an internal error (XX000) or a connection lost without a kill is a
+violation.
+"""
+
+import time
+
+
+class Violation(Exception):
+    def __init__(self, kind, layout, message):
+        super().__init__("%s: %s" % (kind, message))
+        self.kind = kind
+        self.layout = layout
+        self.message = message
+        self.drill = None       # the drill whose op found it, if any (World.run)
+
+
+def fmt_ms(ms):
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000.0)) + ".%03d" % (int(ms) % 1000)
+
+
+# -- every ID handed out
+def unique(seen, ids, step, label, shown, where):
+    """No ID handed out twice in one layout definition (name and full
+    definition; idgen's own layout per idgen.epoch and idgen.node_bits;
+    layouts that place the node id by idgen.node_bits also per node_bits),
+    nor one objectid or UUIDv7 twice in the run.  seen: ID -> the step that
+    first handed it out, or where else it was seen; shown formats an ID."""
+    for ident in ids:
+        if ident in seen:
+            first = seen[ident]
+            raise Violation("repeated ID", label, "%s handed out again by %s at step %d; first %s"
+                            % (shown % ident, where, step,
+                               "at step %d" % first if isinstance(first, int) else first))
+        seen[ident] = step
+
+
+def in_time(t, lo, hi, label, shown, ident, where):
+    """An ID decodes to a time between the clock (plus
+    idgen.clock_offset_ms) when the call started and the highest clock its
+    server's line of succession has seen, plus idgen.max_lead_ms and the
+    marks' step."""
+    if not lo <= t <= hi:
+        raise Violation("wrong time", label, "%s from %s has time %s, outside %s .. %s"
+                        % (shown % ident, where, fmt_ms(t), fmt_ms(lo), fmt_ms(hi)))
+
+
+def right_node(problem, label, shown, ident, where):
+    """An ID decodes to its server's node id (problem: how it does not,
+    or None), with the definition its database had when it was made."""
+    if problem:
+        raise Violation("wrong node", label, "%s from %s: %s" % (shown % ident, where, problem))
+
+
+def known_layout(layout, name, where):
+    """IDs are of a layout the database defines (or a built-in one)."""
+    if layout is None:
+        raise Violation("unknown layout", name, "%s handed out IDs of layout %s, which the database"
+                                                " did not define" % (where, name))
+
+
+def above(low, bound, label, what, before):
+    """A server resumes above every ID its lineage's earlier runs handed
+    out that this one could equal (lineage.Frontier), and a leased node
+    id's new holder above every ID its earlier holders made under it.
+    low: the smallest ID of a call; bound: the largest it must pass, or
+    None; before: who handed that one out."""
+    if bound is not None and low <= bound:
+        raise Violation("resumed below", label, "%s is not above %d, %s" % (what, bound, before))
+
+
+# -- node id leases
+def held_once(leases, step):
+    """No node id is held by two live servers at once.  leases: (server,
+    its lease or None), of every live leasing server."""
+    holders = {}
+    for c, lease in leases:
+        if lease and lease[1] == "held":
+            if lease[0] in holders:
+                raise Violation("node id held twice", None, "servers %s and %s both hold node id %d"
+                                " at step %d" % (holders[lease[0]], c, lease[0], step))
+            holders[lease[0]] = c
+
+
+def sole_holder(holder, c, node, label, what):
+    """No server makes IDs under a node id another server has held since
+    (holder: (that server, since which step), or None)."""
+    if holder is not None and holder[0] != c:
+        raise Violation("two holders", label, "%s under node id %d, which %s has held since step %d"
+                        % (what, node, holder[0], holder[1]))
+
+
+def lease_kept(c, node, now, when, or_none=False):
+    """A holder that held node id node before (when) holds it now: after
+    the registry stalled and woke, and (or_none: if it holds one at all)
+    after a fast restart.  now: (node id, state) of its lease, or None."""
+    if now == (node, "held") or or_none and (now is None or now[1] != "held"):
+        return
+    raise Violation("lease changed", None, "%s held node id %d %s, and then %s"
+                    % (c, node, when, "node id %s %s" % now if now else "no lease"))
+
+
+# -- what a server holds
+def restored(back, rows, where):
+    """A restore brings back every row whose CHECK reads a layout through
+    a SQL function (docs/guarantees.md, Restoring what reads a layout)."""
+    if back != rows:
+        raise Violation("rows lost on restore", "chk",
+                        "%s: pg_restore brought back %d of the %d rows of chaos_checked, whose"
+                        " CHECK reads layout chk through a SQL function" % (where, back, rows))
+
+
+def stats_mismatch(expected, counted, unknown):
+    """The first layout whose idgen_stats.ids differs from the IDs handed
+    out, as (layout, expected, counted), or None.  unknown: layouts where a
+    call failed, so some IDs may have been counted and never handed out."""
+    for name in sorted(set(expected) | set(counted)):
+        if name in unknown:
+            continue
+        if expected.get(name, 0) != counted.get(name, 0):
+            return name, expected.get(name, 0), counted.get(name, 0)
+    return None
+
+
+def counted(expected, counts, unknown, where):
+    """idgen_stats.ids per layout equals what the sessions that ended
+    cleanly were handed since idgen_stats_reset()."""
+    bad = stats_mismatch(expected, counts, unknown)
+    if bad:
+        raise Violation("stats count", bad[0], "%s: idgen_stats.ids of layout %s is %d, and the"
+                        " sessions since idgen_stats_reset() were handed %d"
+                        % (where, bad[0], bad[2], bad[1]))
+
+
+# -- the outbox poller (docs/outbox.md)
+def horizon_kept(h, highest, label, what, where):
+    """idgen_horizon() never decreases along a lineage (restarts, crashes,
+    clock steps, promotions of synchronous standbys), nor does
+    idgen_horizon(name) of a layout other than idgen's own."""
+    if highest is not None and h < highest:
+        raise Violation("horizon went back", label, "%s: %s returned %d, below %d returned before on"
+                        " this server or the one it was promoted from (%d IDs below)"
+                        % (where, what, h, highest, highest - h))
+
+
+def read_once(ident, read, where):
+    """A poller reads no committed outbox row twice (read: ID -> the step
+    it was read at)."""
+    if ident in read:
+        raise Violation("row read twice", "idgen", "%s: outbox row %d read again; first read at"
+                        " step %d" % (where, ident, read[ident]))
+
+
+def none_missed(missed, cursor, where):
+    """A poller reads every committed outbox row below its cursor."""
+    if missed:
+        raise Violation("row missed", "idgen", "%s: %d committed outbox rows below the cursor %d were"
+                        " never read, e.g. %s" % (where, len(missed), cursor,
+                                                  ", ".join(map(str, sorted(missed)[:5]))))
+
+
+# -- the servers themselves
+def no_crash(c, deaths):
+    """No server process dies but by our SIGKILL (deaths: what its log
+    says of those that did)."""
+    if deaths:
+        raise Violation("crash", None, "server %s: %s" % (c, "; ".join(deaths[:3])))
+
+
+def connection_kept(c, killed, what):
+    """A session loses its connection only to our SIGKILL of its server."""
+    if killed is None or killed != c:
+        raise Violation("connection lost", None, what)
+
+
+def no_internal_error(code, killed, label, what):
+    """idgen raises no internal error (XX000) but while we kill it."""
+    if code == "XX000" and killed is None:
+        raise Violation("internal error", label, what)

@@ -1,0 +1,206 @@
+"""Drills of node id leases (issue #31) and of the registry failing (issue
+#39): its outage, a frozen holder, a copied holder, the registry stalled,
+failed over or restored from a dump."""
+
+import copy
+import random
+
+from params import CURRENT, LEASE_POOL, LEASE_S, MAX_CLUSTERS
+
+
+class LeaseDrills:
+    def lessees(self):
+        """Leasing primaries with a database to generate in."""
+        return [c for c in self.primaries() if self.leasing(c) and self.dbs(c, CURRENT)]
+
+    def make_leasing(self):
+        """A leasing server for the lease drills, when the registry has room
+        and the servers allow one more."""
+        if len(self.clusters) >= MAX_CLUSTERS or \
+                len([c for c in self.clusters if self.leasing(c)]) >= len(LEASE_POOL) - 1:
+            return self.choose_retire()
+        c = self.new_name("L")
+        self.queue.append({"op": "createdb", "c": c, "db": "db1", "version": CURRENT})
+        return {"op": "cluster", "c": c, "set": self.lease_settings()}
+
+    def lease_bursts(self, servers, model=None):
+        """Two clients on each server (with model's databases, or its own)."""
+        clients = []
+        for c in servers:
+            burst = self.burst_on(model or c, c)
+            if burst:
+                clients += burst["clients"][:2]
+        return {"op": "burst", "clients": clients, "kill": None} if clients else None
+
+    def drill_outage(self):
+        """The registry stopped for longer than a lease: its holders
+        generate for the rest of their lease, then refuse naming it; it is
+        started again and they renew and generate."""
+        servers = self.lessees()
+        if not servers:
+            return None
+        ops = [{"op": "registry_stop"}, {"op": "pause", "ms": LEASE_S * 1000 + 1000},
+               self.lease_bursts(servers),
+               {"op": "registry_start"}, self.lease_bursts(servers)]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_frozen(self):
+        """A holder whose clock is ahead frozen past its lease (the whole
+        server, or its lease worker alone) while the registry holds every
+        other node id; a new server leases its node id and generates above
+        its IDs; woken, the holder makes no ID under it.  The new server
+        stays, the frozen one is retired."""
+        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
+        if not servers or len(self.clusters) >= MAX_CLUSTERS:
+            return None
+        f = self.r.choice(servers)
+        db = self.r.choice(self.dbs(f, CURRENT))
+        what = self.r.choice(["server", "worker"])
+        s = self.clusters[f]["set"]
+        # The holder's clock further ahead than the freeze lasts, so that
+        # the new server's clock is behind the holder's IDs; a lead of 3 s,
+        # so that the ceiling (the lease's mark) is still ahead when the
+        # holder generates past its fence: only the fence stops it.
+        ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 9000, max_lead_ms=3000,
+                     max_clock_regression_ms=10000)
+        t = self.new_name("T")
+        one = {"op": "burst", "kill": None,
+               "clients": [{"c": f, "db": db, "calls": [["next", None, 1, 300], ["next", "pgedge", 1, 300]]}
+                           for _ in range(2)]}
+        # a pause after the reload: the lease is renewed with the clock
+        # ahead, its ceiling with it; the freeze reserves the free node ids,
+        # the thaw frees them
+        ops = [{"op": "reload", "c": f, "set": ahead, "then_ms": LEASE_S * 1000 // 3 + 500},
+               self.burst_on(f, f),
+               {"op": "freeze", "c": f, "what": what, "reserve": True}]
+        if what == "worker":
+            ops.append(copy.deepcopy(one))      # within the fence: generates
+        # the new server starts above the holder's mark, up to 18 s ahead of
+        # its clock: within its idgen.max_clock_regression_ms
+        ops.append({"op": "cluster", "c": t, "set": dict(self.lease_settings(), max_clock_regression_ms=30000),
+                    "wait_lease": 3 * LEASE_S, "dbs": [db], "takes": f})
+        if what == "server":
+            # its backends wake before its lease worker learns the news
+            ops.append({"op": "thaw", "c": f, "but_worker": True})
+        ops += [copy.deepcopy(one),             # past the fence: refused
+                {"op": "thaw", "c": f, "unreserve": True},
+                {"op": "burst", "kill": None,
+                 "clients": [{"c": t, "db": db, "calls": [["next", None, 1, 3000], ["next", "pgedge", 1, 3000]]}
+                             for _ in range(2)]},
+                one, {"op": "retire", "c": f}]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_clone(self):
+        """A copy (pg_basebackup) of a holder started as a primary: another
+        node id, or refused while every node id is held; then the holder
+        restarted keeps its node id.  Or, as often, the copy is a streaming
+        standby promoted while the holder lives (lease_standby)."""
+        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
+        if not servers or len(self.clusters) >= MAX_CLUSTERS:
+            return None
+        c = self.r.choice(servers)
+        # The standby form draws from a stream of its own, and the copy's
+        # draws are made either way: the drills after this one are the same
+        # in both forms (and as before the standby form was added).
+        side = random.Random(str(self.r.getstate()))
+        # one standby at a time (choose_standby), and a free node id for it
+        room = len([k for k in self.clusters if self.leasing(k)]) < len(LEASE_POOL)
+        standby = not self.standbys() and room and side.random() < 0.5
+        k = self.new_name("S" if standby else "C")
+        ops = [{"op": "clone", "c": c, "new": k}, self.burst_on(c, k),
+               {"op": "restart", "c": c, "mode": "fast", "set": dict(self.clusters[c]["set"])},
+               self.lease_bursts([c, k], c), {"op": "retire", "c": k}]
+        if standby:
+            ops = self.lease_standby(c, k, side)
+        ops = [op for op in ops if op]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_registry_stall(self):
+        """The registry stalled (SIGSTOP) past a lease while a new leasing
+        server waits for a node id and the holders generate: within their
+        fence, then past it (refused); woken, every holder holds its node
+        id again on its own and the new server leases a free one."""
+        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
+        leasing = [c for c in self.clusters if self.leasing(c)]
+        # one node id of LEASE_POOL stays free for the new server
+        if not servers or len(self.clusters) >= MAX_CLUSTERS or len(leasing) >= len(LEASE_POOL) - 1:
+            return None
+        n = self.new_name("N")
+        waited = self.burst_new_db(n, "db1")
+        ops = [{"op": "registry_freeze"},
+               {"op": "cluster", "c": n, "set": self.lease_settings(), "wait_lease": 0, "dbs": ["db1"]},
+               self.lease_bursts(servers),
+               {"op": "pause", "ms": LEASE_S * 1000 + self.r.choice([1000, 2000])},
+               self.lease_bursts(servers),
+               {"op": "registry_thaw", "wait_s": 3 * LEASE_S},
+               dict(waited, clients=self.lease_bursts(servers)["clients"] + waited["clients"])]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def drill_registry_failover(self):
+        """A streaming standby of the registry, synchronous or not, promoted
+        in its place after it is killed; a holder restarted before (its
+        release and new lease are, asynchronously, the commits lost: the
+        registry's walsender is stopped first).  On its new timeline the
+        registry fences itself (registry_restore's checks)."""
+        return self.lost_commits({"op": "registry_failover", "sync": self.r.random() < 0.5})
+
+    def drill_registry_restore(self):
+        """The registry's last dump restored into a new cluster at its
+        address, after a holder restarted (its release and new lease are
+        the commits lost): the registry fences itself; the other holders
+        renew and generate, the restarted one is refused its renewal and
+        generates no more; restarted again, it leases anew above the
+        fence's floor (a lease and a minute ahead: refused meanwhile)."""
+        return self.lost_commits({"op": "registry_restore"})
+
+    def lost_commits(self, loss):
+        """A holder restarted after the registry's dump or behind its
+        asynchronous standby's back, then the loss (loss: the op that
+        replaces the registry); bursts before and after, and the holder
+        restarted again."""
+        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
+        if not servers:
+            return None
+        c = self.r.choice(servers)
+        restart = {"op": "restart", "c": c, "mode": "fast", "set": dict(self.clusters[c]["set"])}
+        if loss["op"] == "registry_restore":
+            ops = [{"op": "registry_dump"}]
+        else:
+            ops = [{"op": "registry_standby", "sync": loss["sync"]}, self.lease_bursts(servers)]
+            if not loss["sync"]:
+                ops.append({"op": "registry_cut"})
+        ops += [restart, self.lease_bursts(servers), dict(loss, wait_s=2 * LEASE_S),
+                self.lease_bursts(servers), copy.deepcopy(restart), self.lease_bursts(servers)]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def lease_standby(self, c, b, rng):
+        """Server b: a streaming standby of holder c (synchronous or not),
+        its clock 4.5 or 6 s behind c's, outbox rows on c, the standby
+        promoted while c lives: it leases another node id (one of LEASE_POOL
+        is free: drill_clone sees to it), under which its IDs must start
+        above every ID it replicated from c (invariants 3 and 7); a
+        synchronous one's poller reads on (invariant 4).  The promoted one
+        is retired.  Its choices are rng's."""
+        main, self.r = self.r, rng
+        try:
+            sync = self.r.random() < 0.5
+            db = self.r.choice(self.dbs(c, CURRENT))
+            # it waits for its clock up to 6 s and c's lead and step; or for the
+            # mark of its new node id's previous holder, which may have run
+            # further ahead (the frozen drill's): as the frozen drill's server
+            return [{"op": "standby", "c": c, "s": b, "sync": sync, "node_id": None,
+                     "offset": self.clusters[c]["set"]["clock_offset_ms"] - self.r.choice([4500, 6000]),
+                     "set": {"max_clock_regression_ms": 30000}},
+                    self.outbox_in(c, db),
+                    self.standby_restart(b) if self.r.random() < 0.5 else None,
+                    # an asynchronous one replays all c wrote first: then it too
+                    # holds the marks of every ID c made
+                    {"op": "promote", "s": b, "kill_primary": False, "catch_up": not sync},
+                    self.outbox_in(b, db), {"op": "retire", "c": b}]
+        finally:
+            self.r = main

@@ -1,0 +1,66 @@
+"""The space the model draws ops from: the servers' settings and node ids,
+the weights of the random ops, and the drills (ops.py, drills.py and
+lease_drills.py draw from them; the world reads some too)."""
+
+from layouts import FAMILIES
+
+DBS = ["db1", "db2", "db3"]
+CURRENT = "current"         # the extension's default_version (recorded cases may name one)
+MAX_CLUSTERS = 5
+# Node ids set by hand; the registry holds them as leased forever, so that a
+# leasing server (of node_bits 4) gets one of LEASE_POOL.  node_bits is kept
+# >= 4, so every one of them fits.
+NODE_IDS = range(12)
+LEASE_POOL = range(12, 16)
+LEASE_S = 5                 # idgen.node_lease_s: its minimum, to keep drills short
+SETTING_CHOICES = {
+    "epoch": ["2024-01-01", "2024-01-01", "2023-12-31", "2023-01-01", "2024-03-01"],
+    # 8 leaves 4 worker ids a node: a crowd (choose_burst) shares one
+    "node_bits": [4, 4, 5, 6, 8],
+    "max_lead_ms": [1000, 1000, 0, 20, 5000],
+    "max_clock_regression_ms": [10000, 10000, 3000, 30000, 0],
+}
+# Clock offsets: small steps back are ridden out, large ones refused;
+# forward steps are remembered after the clock is set right again.
+OFFSETS = [0, 0, 0, -300, -1500, -4000, -8000, -40000, 2000, 9000]
+WEIGHTS = {
+    "burst": 40, "define": 10, "redefine": 9, "drop": 3, "clock": 9, "restart": 6,
+    "createdb": 2, "dropdb": 1, "ext_recreate": 2, "ext_update": 3,
+    "standby": 2, "promote": 2, "dump_restore": 1.5, "retire": 1, "outbox": 5, "drill": 3,
+    "standby_restart": 2,
+}
+# Node ids at the edges: the largest node_bits allows, and the size of a
+# layout's node field (FAMILIES: 4, 5 and 6 bits), which that layout must
+# refuse.  Above NODE_IDS and LEASE_POOL, so no other server has them.
+EDGE_NODES = [(5, 16), (5, 31), (6, 32), (6, 63), (7, 64), (7, 127)]
+# A burst with more clients than a server has worker ids, now and then.
+CROWD = 3
+# An outbox's commits held between their commit record and their
+# visibility (a synchronous standby's receiver stopped), now and then.
+HOLD_MS = [300, 700]
+# Drills: the cases docs/guarantees.md names, as short op sequences that
+# reach them for sure.  Each run has every one early (in an order of its
+# seed) and more now and then; the random ops around them find the rest.
+DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_twins", "refused"]
+# Those of 1.5's protections, after the others, whose order (and so the
+# step each mutant is killed at) stays what it was for every seed.
+LATER_DRILLS = ["full", "lost_hwm", "move"]
+# Those of node id leases (issue #31), after those.
+LEASE_DRILLS = ["outage", "frozen", "clone"]
+# The registry failing (issue #39), after all the others, in this order: a
+# failover or a restore leaves every server that leases anew refusing for a
+# minute, and
+# their place keeps every earlier drill where it was for every seed.
+REGISTRY_DRILLS = ["registry_stall", "registry_failover", "registry_restore"]
+ALL_DRILLS = DRILLS + LATER_DRILLS + LEASE_DRILLS + REGISTRY_DRILLS
+NARROW = len(FAMILIES) - 1      # the family whose node field holds node ids 0 and 1
+WIDTH_TWINS = [0, 1]            # families alike but for their widths, without a worker field
+# A standby's clock: often right, sometimes behind its primary's.
+STANDBY_OFFSETS = [0, 0, 0, -1500, -4000]
+# The table of marks is small, as full tables are a class of their own
+# (issue #28): idgen 1.4's was fixed at 64 entries.
+MAX_MARKS = 64
+# Layouts the full drill defines at once: more than the table of marks holds.
+FILL_LAYOUTS = 70
+FILL_FAMILY = 4             # no node field: node_bits places the node id
+FILL_BITS = [4, 5, 6, 7, 8]     # 8 leaves 4 worker ids a node: bursts share one

@@ -1,0 +1,161 @@
+"""Ops that take a server's marks away or carry its IDs elsewhere: the
+mark file lost, idgen_resume_after() as the refusal says, a database
+moved into a new cluster with the old node id, and one restored into a
+new node."""
+
+import os
+
+import psycopg2
+
+from clients import create_extension, normalize
+from cluster import Cluster, as_user
+from invariants import restored
+from layouts import HWM_STEP_MS
+from lineage import Lineage
+from params import CURRENT
+
+# of constraints can see through: a restore must define the layouts before
+# it loads the rows (docs/guarantees.md, Restoring what reads a layout).
+# Its IDs are numbers, not generated: a refusing server can have rows too.
+CHECKED_SQL = """
+SELECT idgen_define_layout('chk', '2024-01-01 00:00:00+00', '{time,node,sequence}', '{41,10,12}')
+WHERE NOT EXISTS (SELECT FROM idgen_layout WHERE name = 'chk');
+CREATE OR REPLACE FUNCTION chaos_chk(bigint) RETURNS timestamptz
+    LANGUAGE sql STABLE AS $$ SELECT (public.idgen_decode($1, 'chk')).ts $$;
+CREATE TABLE IF NOT EXISTS chaos_checked (id bigint CHECK (chaos_chk(id) IS NOT NULL));
+INSERT INTO chaos_checked SELECT i FROM generate_series(1, 100) i;
+SELECT count(*) FROM chaos_checked"""
+
+
+
+class Restores:
+    def do_lose_hwm(self, op):
+        """idgen_hwm deleted with the server stopped, after a CHECKPOINT took
+        the WAL copy of its marks away; the server starts with op's
+        settings (its clock behind its last IDs)."""
+        c = op["c"]
+        if not self.live(c):
+            return False
+        cl = self.clusters[c]
+        cl.query("postgres", "CHECKPOINT")
+        self.touch(c)
+        cl.stop("fast")
+        self.lineage[c].frontier.new_run()
+        try:
+            os.remove(os.path.join(cl.data, "idgen_hwm"))
+        except FileNotFoundError:
+            pass
+        cl.write_settings(self.settings_for(c, op["set"]))
+        cl.start()
+        self.touch(c)
+
+    def do_resume(self, op):
+        """The way out of a refusal for lost or missing marks: as the error
+        says, idgen_resume_after(t), t past every ID the server's line
+        handed out, and a restart (which ends the sessions that generated
+        below the new marks)."""
+        c = op["c"]
+        if not self.live(c):
+            return False
+        cl = self.clusters[c]
+        self.touch(c)
+        self.resume_after(c, op["db"], op.get("newest", False))
+        cl.stop("fast")
+        self.lineage[c].frontier.new_run()
+        cl.start()
+        self.touch(c)
+
+    def resume_after(self, c, db, newest):
+        """newest: past the newest ID the line handed out, as the error's hint
+        says; otherwise past any it could have (the clock it saw, the lead
+        and the step of the marks), above every horizon it returned."""
+        lin = self.lineage[c]
+        after = lin.newest + 1 if newest else lin.hi + lin.lead + HWM_STEP_MS + 1000
+        try:
+            self.clusters[c].query(db, "SELECT idgen_resume_after(to_timestamp(%s))", (after / 1000.0,))
+        except psycopg2.Error as e:
+            # 1.4 has no such function; a refusal of a time too far ahead
+            self.op_errors["idgen_resume_after: %s" % normalize(str(e))] += 1
+
+    def do_move(self, op):
+        """pg_dump of a database, its server retired, and pg_restore into a
+        new cluster of its own initdb (another system identifier) with the
+        old server's node id: the new server continues the old one's line."""
+        c, new = op["c"], op["new"]
+        if not self.live(c) or new in self.clusters:
+            return False
+        src = self.clusters[c]
+        cl = Cluster(self.pg, self.root, new)
+        dump = os.path.join(cl.dir, "dump.custom")
+        rows = self.checked_rows(c, op["db"])
+        as_user([self.pg.tool("pg_dump"), "-Fc", "-f", dump, "-h", src.dir, "-p", "5432",
+                 "-U", "postgres", op["db"]])
+        self.touch(c)
+        src.stop("fast")
+        self.role[c] = "retired"
+        for key in [k for k in self.pollers if k[0] == c]:
+            del self.pollers[key]
+        cl.create_fresh()
+        cl.write_settings(op["set"])
+        self.clusters[new] = cl
+        self.role[new] = "primary"
+        lin = self.lineage[c]
+        frontier = lin.frontier.copy()
+        frontier.new_run()
+        self.lineage[new] = Lineage(lin.hi, lin.lead, frontier, lin.newest)
+        cl.start()
+        self.touch(new)
+        if op.get("other"):
+            cl.query("postgres", 'CREATE DATABASE "%s"' % op["other"])
+            cl.query(op["other"], create_extension(CURRENT))
+        cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
+        self.restore(cl, op["db"], dump, rows)
+
+    def checked_rows(self, c, db):
+        """Rows of chaos_checked in c's db after adding 100; None where the
+        database cannot have it (an extension older than layouts)."""
+        try:
+            return self.clusters[c].query(db, CHECKED_SQL)[0][0]
+        except psycopg2.Error:
+            return None
+
+    def restore(self, cl, db, dump, rows):
+        """pg_restore, then every row of chaos_checked must be back."""
+        try:
+            as_user([self.pg.tool("pg_restore"), "-h", cl.dir, "-p", "5432", "-U", "postgres",
+                     "-d", db, dump])
+        except RuntimeError as e:
+            self.op_errors["pg_restore: %s" % normalize(str(e)[-200:])] += 1
+        if rows is None:
+            return
+        back = cl.query(db, "SELECT CASE WHEN to_regclass('chaos_checked') IS NULL THEN 0 ELSE "
+                            "(SELECT count(*) FROM chaos_checked) END")[0][0]
+        restored(back, rows, "%s/%s" % (cl.name, db))
+
+    def do_dump_restore(self, op):
+        c, new = op["c"], op["new"]
+        if not self.live(c) or new in self.clusters:
+            return False
+        src = self.clusters[c]
+        cl = self.new_cluster(new, op["set"])
+        dump = os.path.join(cl.dir, "dump.custom")
+        rows = self.checked_rows(c, op["db"])
+        as_user([self.pg.tool("pg_dump"), "-Fc", "-f", dump, "-h", src.dir, "-p", "5432",
+                 "-U", "postgres", op["db"]])
+        self.clusters[new] = cl
+        self.role[new] = "primary"
+        self.lineage[new] = Lineage()
+        cl.start()
+        cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
+        self.restore(cl, op["db"], dump, rows)
+        self.touch(new)
+        # A restored database holds the source's IDs: the server refuses until
+        # told to resume past them (docs/guarantees.md, A new cluster...).
+        lin = self.lineage[c]
+        after = lin.hi + lin.lead + HWM_STEP_MS + 1000
+        try:
+            cl.query(op["db"], "SELECT idgen_resume_after(to_timestamp(%s))", (after / 1000.0,))
+        except psycopg2.Error:
+            return      # a database older than 1.5 carries nothing to refuse for
+        cl.stop("fast")
+        cl.start()
