@@ -124,7 +124,7 @@ class Drills:
         # Where the horizon was ever taken, its file's mark refuses the moved
         # epoch as well, up to the horizons it returned: the first run is on
         # a new server that never polls, where only the marks of
-        # hwm_move_epoch() stand between the IDs and those made before; the
+        # marks_move_epoch() stand between the IDs and those made before; the
         # second has a poller, for the horizon across the move.
         self.epoch_later_runs += 1
         if self.epoch_later_runs == 1:
