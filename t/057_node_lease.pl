@@ -593,8 +593,10 @@ $registry->safe_psql('postgres', q{
 });
 my $e = leasing_node('e');
 my $ne = leased($e);
-sleep($lease_s + 1);
-is($registry->safe_psql('postgres', "SELECT held FROM idgen_leases WHERE node_id = $ne"), 't',
+# A renewal the registry recorded: the shadow's would leave the row as the
+# acquisition wrote it, to expire a lease later.
+ok($registry->poll_query_until('postgres',
+		"SELECT held AND renewed_at > acquired_at FROM idgen_leases WHERE node_id = $ne"),
 	"e renews its lease on the registry, not with a shadow function earlier in the role's search_path");
 $registry->safe_psql('postgres', 'ALTER ROLE CURRENT_USER RESET search_path; DROP SCHEMA shadow CASCADE');
 
@@ -643,43 +645,61 @@ cmp_ok($registry->safe_psql('postgres', "SELECT mark_ms FROM idgen_lease WHERE n
 # $how->{copy}: takes what the registry will lose from (a dump, a standby
 # cut off from the primary); $how->{replace}: the registry that answers
 # after the loss, the lost one stopped.
+#
+# Each run is [name, blind, how]: the runs, each with servers and a
+# registry of its own, go in step, so that they wait for their clocks and
+# leases together.  Returns, for each run, how far above the old holder's
+# last ID the new one starts (ms), how many IDs it repeated of the old
+# one's, how many it made, and the log of the registry that answered.
 sub registry_lost
 {
-	my ($name, $blind, $how) = @_;
-	my ($conninfo, $st) = $how->{start}->($name);
-	my $conf = "idgen.node_registry = '$conninfo'\nidgen.node_lease_s = $lease_s\nidgen.node_bits = 0\n";
-	my $old = idgen_node("${name}_old", $conf . "idgen.clock_offset_ms = 8000\n");
-	$old->safe_psql('postgres', 'CREATE TABLE ctl (id bigint)');
-	leased($old);
-	$how->{copy}->($st);
-	my $copied_at = $old->safe_psql('postgres', 'SELECT clock_timestamp()');
-	# past the mark the copy holds: the old holder's clock plus a lease and 2 s
-	$old->poll_query_until('postgres',
-		"SELECT clock_timestamp() > '$copied_at'::timestamptz + interval '${\ ($lease_s + 6) } s'")
-	  or die 'no time passed';
-	burst_into($old, 'ctl', 300000);
-	my @o = ids_of($old, 'ctl');
-	my $at = first_ms($old, 'ctl');
-	my $old_last_ms = $old->safe_psql('postgres',
-		"SELECT (extract(epoch FROM (idgen_decode(max(id), 'pgedge')).ts) * 1000)::bigint FROM ctl");
-	$st->{primary}->stop('immediate');
-	$old->stop;
+	my @runs = map { { name => $_->[0], blind => $_->[1], how => $_->[2] } } @_;
+	for my $r (@runs)
+	{
+		my $conninfo;
+		($conninfo, $r->{st}) = $r->{how}{start}->($r->{name});
+		$r->{conf} = "idgen.node_registry = '$conninfo'\nidgen.node_lease_s = $lease_s\nidgen.node_bits = 0\n";
+		$r->{old} = idgen_node("$r->{name}_old", $r->{conf} . "idgen.clock_offset_ms = 8000\n");
+		$r->{old}->safe_psql('postgres', 'CREATE TABLE ctl (id bigint)');
+		leased($r->{old});
+		$r->{how}{copy}->($r->{st});
+		$r->{copied_at} = $r->{old}->safe_psql('postgres', 'SELECT clock_timestamp()');
+	}
+	for my $r (@runs)
+	{
+		# past the mark the copy holds: the old holder's clock plus a lease and 2 s
+		$r->{old}->poll_query_until('postgres',
+			"SELECT clock_timestamp() > '$r->{copied_at}'::timestamptz + interval '${\ ($lease_s + 6) } s'")
+		  or die 'no time passed';
+		burst_into($r->{old}, 'ctl', 300000);
+		$r->{o} = [ ids_of($r->{old}, 'ctl') ];
+		$r->{at} = first_ms($r->{old}, 'ctl');
+		$r->{old_last_ms} = $r->{old}->safe_psql('postgres',
+			"SELECT (extract(epoch FROM (idgen_decode(max(id), 'pgedge')).ts) * 1000)::bigint FROM ctl");
+		$r->{st}{primary}->stop('immediate');
+		$r->{old}->stop;
+	}
 	sleep($lease_s + 1);
-	my $r2 = $how->{replace}->($st);
-	$r2->safe_psql('postgres', q{UPDATE idgen_lease_registry
-		SET system_identifier = (pg_control_system()).system_identifier, answered_at = clock_timestamp(),
-			timeline = ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer})
-	  if $blind;
-	my $new = idgen_node("${name}_new", $conf);
-	$new->safe_psql('postgres', 'CREATE TABLE ctl (id bigint)');
-	leased($new);
-	my $previous_mark_ms = $new->safe_psql('postgres',
-		'SELECT (extract(epoch FROM previous_mark) * 1000)::bigint FROM idgen_node_lease');
-	burst_into($new, 'ctl', 50000, $at);
-	my @n = ids_of($new, 'ctl');
-	my $log = slurp_file($r2->logfile);
-	$_->stop for $new, $r2;
-	return ($previous_mark_ms - $old_last_ms, common(\@o, \@n), scalar @n, $log);
+	my @results;
+	for my $r (@runs)
+	{
+		my $r2 = $r->{how}{replace}->($r->{st});
+		$r2->safe_psql('postgres', q{UPDATE idgen_lease_registry
+			SET system_identifier = (pg_control_system()).system_identifier, answered_at = clock_timestamp(),
+				timeline = ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::integer})
+		  if $r->{blind};
+		my $new = idgen_node("$r->{name}_new", $r->{conf});
+		$new->safe_psql('postgres', 'CREATE TABLE ctl (id bigint)');
+		leased($new);
+		my $previous_mark_ms = $new->safe_psql('postgres',
+			'SELECT (extract(epoch FROM previous_mark) * 1000)::bigint FROM idgen_node_lease');
+		burst_into($new, 'ctl', 50000, $r->{at});
+		my @n = ids_of($new, 'ctl');
+		my $log = slurp_file($r2->logfile);
+		$_->stop for $new, $r2;
+		push @results, [ $previous_mark_ms - $r->{old_last_ms}, common($r->{o}, \@n), scalar @n, $log ];
+	}
+	return @results;
 }
 
 # Its last pg_dump restored into a new cluster at the same address.
@@ -798,16 +818,19 @@ cmp_ok($stopped_before, '<', 0, sprintf(
 	'control: a standby that cannot tell gives the node id away %.2f s before the frozen holder stops',
 	-$stopped_before));
 
-foreach my $loss ([ 'restored into a new cluster', 'lost', $restored ],
-	[ 'an asynchronous standby promoted', 'async', $failed_over ])
+# The four runs at once: each way to lose commits, and its control.
+my @losses = ([ 'restored into a new cluster', 'lost', $restored ],
+	[ 'an asynchronous standby promoted', 'async', $failed_over ]);
+my @lost = registry_lost(map { ([ $_->[1], 0, $_->[2] ], [ "$_->[1]_blind", 1, $_->[2] ]) } @losses);
+foreach my $loss (@losses)
 {
-	my ($what, $name, $how) = @$loss;
-	my ($ahead, $repeated, $new_made, $reg_log) = registry_lost($name, 0, $how);
+	my $what = $loss->[0];
+	my ($ahead, $repeated, $new_made, $reg_log) = @{ shift @lost };
 	cmp_ok($ahead, '>', 0, "$what: the registry makes the new holder start above the old holder's IDs");
 	is($repeated, 0, "$what: the new holder repeats none of them (it made $new_made where the old one did)");
 	like($reg_log, qr/the node id lease registry lost commits: no node id is leased before/,
 		"$what: the registry logs that it lost commits");
-	($ahead, $repeated, $new_made) = registry_lost("${name}_blind", 1, $how);
+	($ahead, $repeated, $new_made) = @{ shift @lost };
 	cmp_ok($ahead, '<', 0, "$what, control: a registry that cannot tell starts the new holder below them");
 	cmp_ok($repeated, '>', 0, "$what, control: and the new holder repeats them ($repeated of $new_made)");
 }
