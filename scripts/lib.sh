@@ -107,7 +107,7 @@ run_suite() {
 	mapfile -t integration < <(cd "$work" && grep -l "require_test_extra('integration')" t/*.pl)
 	# The largest files first, as the likely longest: prove -j starts them in
 	# the order given, and one long test started last would run alone.
-	mapfile -t core < <(cd "$work" && grep -L "require_test_extra('integration')" t/*.pl | xargs ls -S)
+	mapfile -t core < <(cd "$work" && grep -L "require_test_extra('integration')" t/*.pl | xargs -r ls -S)
 	run_part regress "" ISOLATION= TAP_TESTS= || status=1
 	run_part isolation "" REGRESS= TAP_TESTS= || status=1
 	run_part "TAP: core${others[*]:+, ${others[*]}}" "${others[*]}" REGRESS= ISOLATION= \
