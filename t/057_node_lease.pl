@@ -16,7 +16,7 @@
 # below those it replicated.  And the registry failing: stopped past the
 # lease (state 'expired', three log lines), its lease table locked past
 # the lease while a server waits (no call commits after its worker gave up;
-# the holders renew their own ids); t/063 loses its commits.  A crashed
+# the holders renew their own ids); losing commits is t/063's.  A crashed
 # holder's fast clock (the next holder says when it starts); both node id
 # settings (no lease); and a registry password (refused in the setting; a
 # passfile; a pg_monitor member reads no password).
