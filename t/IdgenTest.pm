@@ -16,6 +16,9 @@ use PostgreSQL::Test::Utils ();
 our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo out_of_order
 	find_tool start_daemon stop_daemons give_up test_extra require_test_extra node_from_backup
 	start_clients finish_clients clients_ok ids_unique burst pg_upgrade_into repeats_at);
+# The node id lease tests' own (t/057, t/063): use IdgenTest qw(:DEFAULT :lease).
+our @EXPORT_OK = qw(leased burst_into ids_of first_ms common worker_pid);
+our %EXPORT_TAGS = (lease => \@EXPORT_OK);
 
 # Whether IDGEN_TEST_EXTRA, a space-separated list of words as core's
 # PG_TEST_EXTRA, includes the word: "integration" for tests that drive
@@ -324,6 +327,66 @@ sub repeats_at
 		JOIN ids USING (id)));
 	my @lines = split /\n/, $out;
 	return ($ret, $lines[-1] // '', $err);
+}
+
+# Waits until the node holds a lease; returns its node id.
+sub leased
+{
+	my ($node) = @_;
+	$node->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease")
+	  or die $node->name . ' did not lease a node id: '
+	  . $node->safe_psql('postgres', 'SELECT last_error FROM idgen_node_lease');
+	return $node->safe_psql('postgres', 'SELECT node_id FROM idgen_node_lease');
+}
+
+# n IDs into the table, at the clock shifted to at_ms (Unix ms) if given;
+# returns the psql result triple.  Table ctl gets IDs of layout pgedge,
+# which has no worker field: two servers with one node id then make the
+# same IDs in the same milliseconds, whichever worker ids their backends
+# hold.
+sub burst_into
+{
+	my ($node, $table, $n, $at_ms, $session) = @_;
+	my $layout = $table eq 'ctl' ? "'pgedge'" : '';
+	my $sql = '';
+	$sql .= "SELECT set_config('idgen.clock_offset_ms', ($at_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);\n"
+	  if defined $at_ms;
+	$sql .= "INSERT INTO $table SELECT idgen_next($layout) FROM generate_series(1, $n);";
+	return $session->query($sql) if $session;
+	return $node->psql('postgres', $sql);
+}
+
+# The IDs in a table.
+sub ids_of
+{
+	my ($node, $table) = @_;
+	return split /\n/, $node->safe_psql('postgres', "SELECT id FROM $table");
+}
+
+# The first millisecond of the IDs of layout pgedge in a table (Unix ms).
+sub first_ms
+{
+	my ($node, $table) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT (extract(epoch FROM (idgen_decode(min(id), 'pgedge')).ts) * 1000)::bigint FROM $table");
+}
+
+# How many of the IDs in list $y list $x holds too.
+sub common
+{
+	my ($x, $y) = @_;
+	my %seen = map { $_ => 1 } @$x;
+	return scalar grep { $seen{$_} } @$y;
+}
+
+# The pid of the node's lease worker.
+sub worker_pid
+{
+	my ($node) = @_;
+	my $pm = $node->{_pid};
+	my $pid = `pgrep -P $pm -f 'idgen node lease'`;
+	chomp $pid;
+	return $pid;
 }
 
 1;
