@@ -21,8 +21,14 @@ install_deps() {
 		exit 1
 	fi
 	echo "installing: ${missing[*]}"
-	apt-get update -qq -o DPkg::Lock::Timeout=600
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
+	# One install at a time: CI builds the matrix's PostgreSQL in the
+	# background while scripts/test installs, and apt-get update has no
+	# lock timeout of its own.
+	(
+		flock -w 1200 9
+		apt-get update -qq -o DPkg::Lock::Timeout=600
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
+	) 9>/run/lock/idgen-install-deps
 }
 
 # Debian's nodejs and npm for the JavaScript client test, only those missing

@@ -43,19 +43,6 @@ sub restore_into
 		$node->name . ': pg_restore');
 }
 
-# 200,000 IDs with the clock at $ms: how many the table holds; psql's errors.
-sub repeats_at
-{
-	my ($node, $ms) = @_;
-	my ($ret, $out, $err) = $node->psql('postgres', qq(
-		SELECT set_config('idgen.clock_offset_ms',
-			($ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);
-		SELECT count(*) FROM (SELECT idgen_next() AS id FROM generate_series(1, 200000)) n
-		JOIN ids USING (id)));
-	my @lines = split /\n/, $out;
-	return ($lines[-1] // '', $err);
-}
-
 # 1. A manual node id: the step after the load.
 my $conf = "idgen.node_id = 1\n$regression";
 my $old = idgen_node('old', $conf);
@@ -66,13 +53,13 @@ my $new = idgen_node('new', $conf);
 restore_into($new, $dump);
 $new->safe_psql('postgres', q(SELECT idgen_resume_after((idgen_decode(max(id))).ts) FROM ids));
 $new->restart;
-my ($repeats, $err) = repeats_at($new, $first_ms);
+my (undef, $repeats, $err) = repeats_at($new, 'postgres', $first_ms);
 is("$repeats $err", '0 ', 'after idgen_resume_after() of the newest ID and a restart, none of 200,000 repeats');
 $new->stop;
 
 my $control = idgen_node('control', $conf);
 restore_into($control, $dump);
-($repeats, $err) = repeats_at($control, $first_ms);
+(undef, $repeats, $err) = repeats_at($control, 'postgres', $first_ms);
 cmp_ok($repeats, '>', 0, "control, without the step: $repeats of 200,000 repeat");
 $control->stop;
 
@@ -100,7 +87,7 @@ my $leased_new = leasing_node('leased_new');
 is($leased_new->safe_psql('postgres', 'SELECT node_id FROM idgen_node_lease'), $old_node_id,
 	'the new leasing server holds the old one\'s node id');
 restore_into($leased_new, $dump);
-($repeats, $err) = repeats_at($leased_new, $first_ms);
+(undef, $repeats, $err) = repeats_at($leased_new, 'postgres', $first_ms);
 is("$repeats $err", '0 ', 'a leasing server, with no step: none of 200,000 repeats');
 $leased_new->stop;
 $other->stop;
