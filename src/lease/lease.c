@@ -28,8 +28,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 

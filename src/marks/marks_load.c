@@ -13,7 +13,6 @@
 
 #include "lib/stringinfo.h"
 #include "storage/ipc.h"
-#include "storage/shmem.h"
 #include "utils/timestamp.h"
 
 #include "base/clock.h"

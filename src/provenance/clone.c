@@ -26,8 +26,6 @@
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
 
 #include "base/durable.h"
 #include "base/node.h"
