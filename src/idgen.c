@@ -71,6 +71,7 @@ idgen_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(idgen_shmem_size());
+	/* each module's locks, in a tranche of its own name, as wait events show */
 	slots_shmem_request();
 	marks_shmem_request();
 	provenance_shmem_request();
