@@ -8,6 +8,8 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 
 #include "base/compat.h"
 #include "base/layout.h"
@@ -26,32 +28,74 @@ void		_PG_init(void);
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
+/*
+ * idgen's shared memory is one segment, "idgen" in pg_shmem_allocations:
+ * each module owns its struct and says how big it is, and is handed its
+ * part, each on a cache line of its own.  Parts are made in this order,
+ * under AddinShmemInitLock, in the postmaster at startup and after every
+ * crash reinitialisation (and attached in every process under
+ * EXEC_BACKEND).  Provenance comes before the marks, whose load hands it its
+ * line of idgen_hwm; the clone check after them, as idgen_node says "marks"
+ * once idgen_hwm is written; the horizon after them, as its load binds the
+ * marks of the default layout.
+ */
+typedef struct ShmemPart
+{
+	Size		(*size) (void);
+	void		(*init) (void *at, bool found);
+} ShmemPart;
+
+static const ShmemPart shmem_parts[] = {
+	{slots_shmem_size, slots_shmem_init},
+	{provenance_shmem_size, provenance_shmem_init},
+	{marks_shmem_size, marks_shmem_init},
+	{clone_shmem_size, clone_shmem_init},
+	{horizon_shmem_size, horizon_shmem_init},
+	{stats_shmem_size, stats_shmem_init},
+	{lease_shmem_size, lease_shmem_init},
+};
+
+static Size
+idgen_shmem_size(void)
+{
+	Size		size = 0;
+
+	for (size_t i = 0; i < lengthof(shmem_parts); i++)
+		size = add_size(size, CACHELINEALIGN(shmem_parts[i].size()));
+	return size;
+}
+
 static void
 idgen_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
+	RequestAddinShmemSpace(idgen_shmem_size());
+	/* each module's locks, in a tranche of its own name, as wait events show */
 	slots_shmem_request();
 	marks_shmem_request();
-	clone_shmem_request();
 	provenance_shmem_request();
 	horizon_shmem_request();
 	stats_shmem_request();
-	lease_shmem_request();
 }
 
 static void
 idgen_shmem_startup(void)
 {
+	Size		size = idgen_shmem_size();
+	char	   *at;
+	bool		found;
+
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
-	slots_shmem_startup();
-	provenance_shmem_startup();	/* before marks_load.c reads its line of idgen_hwm */
-	marks_shmem_startup();
-	clone_shmem_startup();
-	horizon_shmem_startup();
-	stats_shmem_startup();
-	lease_shmem_startup();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	at = ShmemInitStruct("idgen", size, &found);
+	for (size_t i = 0; i < lengthof(shmem_parts); i++)
+	{
+		shmem_parts[i].init(at, found);
+		at += CACHELINEALIGN(shmem_parts[i].size());
+	}
+	LWLockRelease(AddinShmemInitLock);
 }
 
 void

@@ -544,7 +544,7 @@ $registry->safe_psql('postgres', 'ALTER ROLE CURRENT_USER RESET search_path; DRO
 # --- a token file that is not a token is ignored: the server leases as a
 # new holder rather than passing it to the registry, which refuses it.
 $e->stop;
-open my $tf, '>', $e->data_dir . '/idgen_lease' or die $!;
+open my $tf, '>', $e->data_dir . '/idgen_lease_token' or die $!;
 print $tf "not-a-token 0 1 2\n";
 close $tf;
 $e->start;

@@ -11,13 +11,15 @@
 #include "base/capacity.h"
 
 /* slots.c: the worker slots and the layouts' shared states */
+extern Size slots_shmem_size(void);
 extern void slots_shmem_request(void);
-extern void slots_shmem_startup(void);
+extern void slots_shmem_init(void *at, bool found);
 extern void slots_capacity(IdgenCapacity *slots, IdgenCapacity *states);
 
 /* stats.c: the counts behind idgen_stats */
+extern Size stats_shmem_size(void);
 extern void stats_shmem_request(void);
-extern void stats_shmem_startup(void);
+extern void stats_shmem_init(void *at, bool found);
 extern void stats_capacity(IdgenCapacity *row);
 
 #endif							/* IDGEN_GEN_H */

@@ -100,7 +100,7 @@ typedef union LayoutStatePadded
 /*
  * The header, then the layout states and the slots, each array starting on
  * a cache line boundary of its own so that padding each element keeps it
- * off its neighbours' lines (slots_shmem_startup() places them).
+ * off its neighbours' lines (slots_shmem_init() places them).
  */
 typedef struct SlotsShared
 {
@@ -130,7 +130,7 @@ slots_nslots(void)
 }
 
 /* One spare cache line lets the arrays start on a boundary wherever the block does. */
-static Size
+Size
 slots_shmem_size(void)
 {
 	Size		size = CACHELINEALIGN(sizeof(SlotsShared)) + PG_CACHE_LINE_SIZE;
@@ -142,19 +142,14 @@ slots_shmem_size(void)
 void
 slots_shmem_request(void)
 {
-	RequestAddinShmemSpace(slots_shmem_size());
 	RequestNamedLWLockTranche(SLOTS_TRANCHE, 3 + SLOTS_MAX_LAYOUTS);
 }
 
-/* Runs in the postmaster at startup and after every crash reinitialisation. */
+/* idgen.c's shared memory hook: this module's part of the segment, at. */
 void
-slots_shmem_startup(void)
+slots_shmem_init(void *at, bool found)
 {
-	bool		found;
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	/* the segment's name since 1.0, as pg_shmem_allocations shows it */
-	slots_shm = ShmemInitStruct("idgen registry", slots_shmem_size(), &found);
+	slots_shm = at;
 	if (!found)
 	{
 		LWLockPadded *locks = GetNamedLWLockTranche(SLOTS_TRANCHE);
@@ -175,7 +170,6 @@ slots_shmem_startup(void)
 		for (int i = 0; i < slots_shm->nslots; i++)
 			step_state_init(&slots_shm->slots[i].slot.gen);
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
 
 /* Reading or claiming needs the shared memory of a preloaded idgen. */

@@ -30,7 +30,6 @@
 #include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
-#include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -85,7 +84,7 @@ static StatsLocal *my_locals = NULL;
 PG_FUNCTION_INFO_V1(idgen_stats);
 PG_FUNCTION_INFO_V1(idgen_stats_reset);
 
-static Size
+Size
 stats_shmem_size(void)
 {
 	return sizeof(StatsShared);
@@ -94,17 +93,13 @@ stats_shmem_size(void)
 void
 stats_shmem_request(void)
 {
-	RequestAddinShmemSpace(stats_shmem_size());
 	RequestNamedLWLockTranche("idgen stats", 1);
 }
 
 void
-stats_shmem_startup(void)
+stats_shmem_init(void *at, bool found)
 {
-	bool		found;
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	stats = ShmemInitStruct("idgen stats", stats_shmem_size(), &found);
+	stats = at;
 	if (!found)
 	{
 		memset(stats, 0, stats_shmem_size());
@@ -116,7 +111,6 @@ stats_shmem_startup(void)
 			pg_atomic_init_u64(&stats->entries[i].published, 0);
 		}
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
 
 /* Takes own's IDs not counted yet into pending. */

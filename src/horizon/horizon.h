@@ -18,8 +18,9 @@
  */
 extern int64 horizon_xact_ms;
 
+extern Size horizon_shmem_size(void);
 extern void horizon_shmem_request(void);
-extern void horizon_shmem_startup(void);
+extern void horizon_shmem_init(void *at, bool found);
 
 extern int64 horizon_enter(int64 now);
 extern void horizon_redo_prepared(TransactionId xid, int64 ms);

@@ -1,6 +1,6 @@
 /*
  * horizon_file.c
- *		The horizon's shared and durable state: its segment of shared
+ *		The horizon's shared and durable state: its part of shared
  *		memory, the prepared transactions that hold IDs, the mark the floor
  *		stays below and the default layout's epoch and floor, in the file
  *		idgen_horizon, and the WAL record of a prepared transaction's entry
@@ -294,7 +294,7 @@ horizon_prepared_offset(void)
 							 mul_size(horizon_nbackends(), sizeof(pg_atomic_uint64))));
 }
 
-static Size
+Size
 horizon_shmem_size(void)
 {
 	return add_size(horizon_prepared_offset(),
@@ -304,18 +304,14 @@ horizon_shmem_size(void)
 void
 horizon_shmem_request(void)
 {
-	RequestAddinShmemSpace(horizon_shmem_size());
 	RequestNamedLWLockTranche("idgen horizon", 1);
 }
 
-/* Runs in the postmaster at startup and after every crash reinitialisation. */
+/* idgen.c's shared memory hook: at startup and after every crash reinitialisation. */
 void
-horizon_shmem_startup(void)
+horizon_shmem_init(void *at, bool found)
 {
-	bool		found;
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	hz = ShmemInitStruct("idgen horizon", horizon_shmem_size(), &found);
+	hz = at;
 	if (!found)
 	{
 		memset(hz, 0, offsetof(HorizonShared, oldest));
@@ -330,7 +326,6 @@ horizon_shmem_startup(void)
 		pg_atomic_init_u64(&hz->floor, (uint64) hz->mark);
 		pg_atomic_init_u64(&hz->returned, 0);
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
 
 /* The row of idgen_capacity for the prepared transactions' entries. */

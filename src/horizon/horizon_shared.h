@@ -1,10 +1,10 @@
 /*
  * horizon_shared.h
  *		The horizon's shared state, for the files that keep it: horizon.c
- *		(the transactions' side and the computation), horizon_file.c (the
- *		segment, the prepared transactions and the file idgen_horizon) and
- *		horizon_sql.c (the SQL functions).  Everyone else goes through
- *		horizon.h.
+ *		(the transactions' side and the computation), horizon_file.c
+ *		(the shared memory, the prepared transactions and the file
+ *		idgen_horizon) and horizon_sql.c (the SQL functions).  Everyone else
+ *		goes through horizon.h.
  *
  * Locking: lock guards prepared, nprepared, mark and the file.  floor,
  * returned and oldest[] are atomics, read and written without it.

@@ -28,8 +28,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -104,26 +102,22 @@ lease_registry_display(void)
 	return registry_display;
 }
 
-void
-lease_shmem_request(void)
+Size
+lease_shmem_size(void)
 {
-	if (lease_on)
-		RequestAddinShmemSpace(MAXALIGN(sizeof(LeaseShared)));
+	return lease_on ? sizeof(LeaseShared) : 0;
 }
 
 /*
- * Runs at startup and after every crash reinitialisation: the lease is
+ * Made at startup and after every crash reinitialisation: the lease is
  * acquired again, so nothing generates until the worker has it.
  */
 void
-lease_shmem_startup(void)
+lease_shmem_init(void *at, bool found)
 {
-	bool		found;
-
 	if (!lease_on)
 		return;
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	lease = ShmemInitStruct("idgen node lease", sizeof(LeaseShared), &found);
+	lease = at;
 	if (!found)
 	{
 		memset(lease, 0, sizeof(LeaseShared));
@@ -137,7 +131,6 @@ lease_shmem_startup(void)
 				"No node id is leased while idgen's settings are invalid.",
 				sizeof(lease->error));
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
 
 typedef struct LeaseView

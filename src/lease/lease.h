@@ -52,8 +52,8 @@ extern bool lease_ceiling_off;	/* idgen.lease_test_unsafe = ceiling */
 extern bool lease_floor_off;	/* idgen.lease_test_unsafe = floor */
 
 extern void lease_configure(void);
-extern void lease_shmem_request(void);
-extern void lease_shmem_startup(void);
+extern Size lease_shmem_size(void);
+extern void lease_shmem_init(void *at, bool found);
 extern void lease_require(void);
 extern void lease_check_tick_slow(int64 tick_ms, int64 tick_len);
 extern int64 lease_monotonic_us(void);

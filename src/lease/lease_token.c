@@ -1,6 +1,6 @@
 /*
  * lease_token.c
- *		The node id lease's token file, $PGDATA/idgen_lease: one line with
+ *		The node id lease's token file, $PGDATA/idgen_lease_token: one line with
  *		the holder token the registry gave at the last acquire, the node id,
  *		and the pid and start time of the postmaster that acquired it.
  *
@@ -20,8 +20,8 @@
 #include "base/durable.h"
 #include "lease_token.h"
 
-#define LEASE_FILE		"idgen_lease"
-#define LEASE_FILE_TMP	"idgen_lease.tmp"
+#define LEASE_FILE		"idgen_lease_token"
+#define LEASE_FILE_TMP	"idgen_lease_token.tmp"
 
 /* Replaces the file, durably: the token and node id this server run acquired. */
 void

@@ -1,6 +1,6 @@
 /*
  * lease_token.h
- *		The node id lease's token file, $PGDATA/idgen_lease: the holder
+ *		The node id lease's token file, $PGDATA/idgen_lease_token: the holder
  *		token the registry gave this data directory, and the postmaster
  *		that acquired it.
  */

@@ -10,7 +10,7 @@
  * reported; the worker raises this server's marks of the node id above
  * that mark and above its own marks of every node id (durably, in
  * idgen_hwm and WAL), keeps the new holder token in
- * $PGDATA/idgen_lease, and only then renews and publishes the lease.
+ * $PGDATA/idgen_lease_token, and only then renews and publishes the lease.
  *
  * Renewing: idgen_lease_renew() takes the token and a mark above every tick
  * this server may start before its next renewal; the registry keeps the

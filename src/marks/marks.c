@@ -88,7 +88,7 @@ marks_entries(void)
 	return marks_nentries;
 }
 
-static Size
+Size
 marks_shmem_size(void)
 {
 	return MAXALIGN(add_size(offsetof(MarkShared, entries),
@@ -98,7 +98,6 @@ marks_shmem_size(void)
 void
 marks_shmem_request(void)
 {
-	RequestAddinShmemSpace(marks_shmem_size());
 	RequestNamedLWLockTranche("idgen mark", 1);
 }
 
@@ -299,15 +298,13 @@ marks_entry_named(const char *name, int64 epoch_ms, int node, int node_bits, boo
 }
 
 /*
- * Attaches the table, under AddinShmemInitLock; true when this made it, and
- * the marks are still to be loaded (marks_shmem_startup).
+ * Attaches the table at, under AddinShmemInitLock; true when this made it,
+ * and the marks are still to be loaded (marks_shmem_init).
  */
 bool
-marks_attach_table(void)
+marks_attach_table(void *at, bool found)
 {
-	bool		found;
-
-	mark_table = ShmemInitStruct("idgen high-water marks", marks_shmem_size(), &found);
+	mark_table = at;
 	if (!found)
 	{
 		memset(mark_table, 0, marks_shmem_size());

@@ -24,7 +24,7 @@ typedef struct MarkEntry MarkEntry;
 
 /*
  * What idgen_hwm holds besides the marks: its comment lines, whose owner
- * (provenance.c) registers here before marks_shmem_startup() reads the file.
+ * (provenance.c) registers here before marks_shmem_init() reads the file.
  * Calls go one way, from that owner down to the marks: marks_load.c knows
  * only these callbacks, never their owner.
  */
@@ -37,8 +37,9 @@ typedef struct MarkFileClient
 
 extern void marks_set_file_client(const MarkFileClient *client);
 
+extern Size marks_shmem_size(void);
 extern void marks_shmem_request(void);
-extern void marks_shmem_startup(void);
+extern void marks_shmem_init(void *at, bool found);
 extern void marks_writer_register(void);
 
 extern MarkEntry *marks_attach(const IdgenLayout *layout);

@@ -13,7 +13,6 @@
 
 #include "lib/stringinfo.h"
 #include "storage/ipc.h"
-#include "storage/shmem.h"
 #include "utils/timestamp.h"
 
 #include "base/clock.h"
@@ -205,17 +204,16 @@ marks_load(void)
 }
 
 /*
- * Runs in the postmaster at startup and after every crash reinitialisation,
- * and in every process that attaches (EXEC_BACKEND).  The file's client
- * registered before (idgen.c calls it first).
+ * idgen.c's shared memory hook, under AddinShmemInitLock: in the postmaster
+ * at startup and after every crash reinitialisation, and in every process
+ * that attaches (EXEC_BACKEND).  The file's client registered before
+ * (idgen.c places provenance first).
  */
 void
-marks_shmem_startup(void)
+marks_shmem_init(void *at, bool found)
 {
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	if (marks_attach_table())
+	if (marks_attach_table(at, found))
 		marks_load();
-	LWLockRelease(AddinShmemInitLock);
 }
 
 /*

@@ -139,7 +139,7 @@ marks_is_overflow(const MarkEntry *e)
 }
 
 /* marks.c: the entries; the table attached under AddinShmemInitLock */
-extern bool marks_attach_table(void);
+extern bool marks_attach_table(void *at, bool found);
 extern bool marks_is_default(const char *name);
 extern MarkEntry *marks_find(const char *name, int node, int node_bits);
 extern MarkEntry *marks_find_or_add(const char *name, int64 epoch_ms, int node,

@@ -26,8 +26,6 @@
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
 
 #include "base/durable.h"
 #include "base/node.h"
@@ -46,10 +44,10 @@ typedef struct CloneShared
 
 static CloneShared *clone = NULL;
 
-void
-clone_shmem_request(void)
+Size
+clone_shmem_size(void)
 {
-	RequestAddinShmemSpace(MAXALIGN(sizeof(CloneShared)));
+	return sizeof(CloneShared);
 }
 
 static bool
@@ -130,12 +128,9 @@ clone_report(int elevel)
 
 /* At postmaster start, before the startup process renames backup_label. */
 void
-clone_shmem_startup(void)
+clone_shmem_init(void *at, bool found)
 {
-	bool		found;
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	clone = ShmemInitStruct("idgen clone check", MAXALIGN(sizeof(CloneShared)), &found);
+	clone = at;
 	if (!found)
 	{
 		pg_atomic_init_u32(&clone->pending, 0);
@@ -156,7 +151,6 @@ clone_shmem_startup(void)
 		}
 		clone_write_node();
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
 
 /* Once per server: the first session that generates sees the warning. */

@@ -47,7 +47,6 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lwlock.h"
-#include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -92,10 +91,15 @@ static void (*recheck_hook) (void) = NULL;
 
 PG_FUNCTION_INFO_V1(idgen_resume_after);
 
+Size
+provenance_shmem_size(void)
+{
+	return sizeof(ProvenanceShared);
+}
+
 void
 provenance_shmem_request(void)
 {
-	RequestAddinShmemSpace(MAXALIGN(sizeof(ProvenanceShared)));
 	RequestNamedLWLockTranche("idgen provenance", 1);
 }
 
@@ -119,20 +123,16 @@ static const MarkFileClient provenance_client = {
  * process, as marks_load.c writes the file in backends too.
  */
 void
-provenance_shmem_startup(void)
+provenance_shmem_init(void *at, bool found)
 {
-	bool		found;
-
 	marks_set_file_client(&provenance_client);
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	prov = ShmemInitStruct("idgen provenance", MAXALIGN(sizeof(ProvenanceShared)), &found);
+	prov = at;
 	if (!found)
 	{
 		memset(prov, 0, sizeof(ProvenanceShared));
 		prov->lock = &(GetNamedLWLockTranche("idgen provenance"))[0].lock;
 		prov->epoch_ms = PG_INT64_MAX;
 	}
-	LWLockRelease(AddinShmemInitLock);
 	provenance_refusing = &prov->refusing;
 }
 

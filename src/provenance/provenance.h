@@ -12,9 +12,10 @@
 #include "base/compat.h"
 #include "datatype/timestamp.h"
 
+extern Size provenance_shmem_size(void);
 extern void provenance_shmem_request(void);
-/* before marks_shmem_startup(): registers its line of idgen_hwm with marks.c */
-extern void provenance_shmem_startup(void);
+/* before marks_shmem_init(): registers its line of idgen_hwm with marks.c */
+extern void provenance_shmem_init(void *at, bool found);
 
 /* generator.c, before a backend first generates */
 extern void provenance_require(void);
@@ -39,8 +40,8 @@ provenance_check_tick(void)
 }
 
 /* clone.c: the warning for a clone, and whether the directory kept marks */
-extern void clone_shmem_request(void);
-extern void clone_shmem_startup(void);
+extern Size clone_shmem_size(void);
+extern void clone_shmem_init(void *at, bool found);
 extern void clone_warn_once(void);
 extern bool clone_kept_marks(void);
 

@@ -5,8 +5,9 @@ symbol one object file uses and another defines (nm), so it is seen through
 any header, a shared one included.  Among files and among folders there is
 no circle; a folder calls only the folders below it in LAYERS and includes
 only their public headers (PUBLIC).  A setting's C variable is written by
-the GUC machinery only: no file but settings.c assigns to it.  Run after
-make; prints what breaks a rule and exits 1, or prints a summary."""
+the GUC machinery only: no file but settings.c assigns to it.  Shared memory
+is one segment, which only idgen.c asks for and makes.  Run after make;
+prints what breaks a rule and exits 1, or prints a summary."""
 
 import glob
 import os
@@ -28,6 +29,9 @@ LAYERS = ["base", "defs", "marks", "horizon", "lease", "provenance", "gen", "sql
 PUBLIC = {"defs": "layout_defs.h", "marks": "marks.h", "horizon": "horizon.h",
           "lease": "lease.h", "provenance": "provenance.h", "gen": "gen.h"}
 SETTINGS = "base/settings"
+# idgen.c makes the one segment and hands each module its part
+SHMEM = "idgen"
+SHMEM_CALLS = {"ShmemInitStruct", "RequestAddinShmemSpace"}
 
 
 def long_functions(path, lines):
@@ -131,6 +135,9 @@ def call_graph(modules, problems):
             problems.append("src/%s.o: missing or older than its source (run make first)" % m)
             continue
         defined[m], used[m] = symbols(obj)
+        if m != SHMEM:
+            problems.extend("src/%s.c: calls %s: only src/%s.c makes shared memory, a part for each"
+                            " module" % (m, s, SHMEM) for s in sorted(used[m] & SHMEM_CALLS))
         for s in defined[m]:
             owner[s] = m
     return {m: {owner[s] for s in used[m] if s in owner and owner[s] != m} for m in defined}
@@ -182,7 +189,7 @@ def main():
         return 1
     print("source shape: %d C files in %d folders, none over %d lines, no function over %d;"
           " %d calls between files, none in a circle, none up a folder, none through a private"
-          " header; no setting written outside settings.c"
+          " header; no setting written outside settings.c, no shared memory made outside idgen.c"
           % (len(sources), len(folders), MAX_FILE_LINES, MAX_FUNCTION_LINES,
              sum(len(c) for c in calls.values())))
     return 0
