@@ -13,6 +13,9 @@ OBJS = \
 	src/decode.o \
 	src/durable.o \
 	src/encode.o \
+	src/etcd_http.o \
+	src/etcd_kv.o \
+	src/etcd_url.o \
 	src/generator.o \
 	src/horizon.o \
 	src/horizon_file.o \
@@ -32,6 +35,8 @@ OBJS = \
 	src/layouts_view.o \
 	src/lease.o \
 	src/lease_conn.o \
+	src/lease_etcd.o \
+	src/lease_pg.o \
 	src/lease_state.o \
 	src/lease_token.o \
 	src/lease_worker.o \
@@ -77,6 +82,8 @@ TAP_TESTS = 1
 # contrib/dblink and postgres_fdw do.
 PG_CPPFLAGS += -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
+# ... and to etcd (src/etcd_http.c) through its HTTP/JSON gateway, with libcurl.
+SHLIB_LINK += -lcurl
 
 PG_CPPFLAGS += -DIDGEN_VERSION='"$(IDGEN_VERSION)"'
 # The custom WAL resource manager id (src/rmgr.c); WAL written with one id

@@ -34,6 +34,7 @@
 
 #include "clock.h"
 #include "conninfo.h"
+#include "etcd_url.h"
 #include "lease.h"
 #include "registry.h"
 #include "settings.h"
@@ -296,7 +297,7 @@ idgen_node_lease(PG_FUNCTION_ARGS)
 	registry_require();
 	lease_read(&v);
 	left = lease_left_us();
-	values[0] = CStringGetTextDatum("lease");
+	values[0] = CStringGetTextDatum(etcd_url_is(idgen_node_registry) ? "etcd" : "lease");
 	nulls[1] = v.node_id < 0;
 	values[1] = Int32GetDatum(v.node_id);
 	nulls[3] = nulls[4] = false;

@@ -1,0 +1,295 @@
+# Node ids leased from etcd (idgen.node_registry = 'etcd://...'), with
+# Debian's etcd-server as a three-member cluster on loopback: three servers
+# lease distinct node ids and keep them across restarts; killing the etcd
+# leader, or freezing one member (a minority cut off), changes nothing;
+# the whole etcd cluster down past the lease stops generation before the
+# lease ends, and it resumes by itself with the same node ids once etcd is
+# back; a holder frozen past its lease makes nothing after waking while
+# another server holds its node id (control: with the fence and the
+# ceiling disabled, idgen.lease_test_unsafe, it repeats that server's
+# IDs).  Every ID the three servers made is distinct.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use IdgenTest;
+use HTTP::Tiny;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+require_test_extra('integration');
+my $etcd = find_tool('etcd');
+plan skip_all => 'etcd is not installed (Debian package etcd-server)' unless $etcd;
+
+my $lease_s = 5;
+my $dir = PostgreSQL::Test::Utils::tempdir();
+my @members = qw(e1 e2 e3);
+my (%client, %peer, %pid);
+$client{$_} = PostgreSQL::Test::Cluster::get_free_port() for @members;
+$peer{$_} = PostgreSQL::Test::Cluster::get_free_port() for @members;
+my $cluster = join(',', map { "$_=http://127.0.0.1:$peer{$_}" } @members);
+my $endpoints = join(',', map { "127.0.0.1:$client{$_}" } @members);
+
+sub start_member
+{
+	my ($m) = @_;
+	$pid{$m} = start_daemon(
+		[
+			$etcd, "--name=$m", "--data-dir=$dir/$m",
+			"--listen-client-urls=http://127.0.0.1:$client{$m}",
+			"--advertise-client-urls=http://127.0.0.1:$client{$m}",
+			"--listen-peer-urls=http://127.0.0.1:$peer{$m}",
+			"--initial-advertise-peer-urls=http://127.0.0.1:$peer{$m}",
+			"--initial-cluster=$cluster", '--initial-cluster-state=new',
+			'--initial-cluster-token=idgen-test'
+		],
+		"$dir/$m.log");
+	return;
+}
+
+# The member's status (etcd's maintenance API): its own id and its leader's.
+sub status
+{
+	my ($m) = @_;
+	my $r = HTTP::Tiny->new(timeout => 2)->post("http://127.0.0.1:$client{$m}/v3/maintenance/status",
+		{ content => '{}', headers => { 'Content-Type' => 'application/json' } });
+	return () unless $r->{success};
+	my ($me) = $r->{content} =~ /"member_id":"(\d+)"/;
+	my ($leader) = $r->{content} =~ /"leader":"(\d+)"/;
+	return ($me, $leader);
+}
+
+sub leader
+{
+	for my $m (@members)
+	{
+		my ($me, $leader) = status($m);
+		return $m if defined $me && defined $leader && $me eq $leader;
+	}
+	return undef;
+}
+
+sub wait_leader
+{
+	my $until = time + 60;
+	while (time < $until)
+	{
+		my $l = leader();
+		return $l if $l;
+		sleep 0.2;
+	}
+	give_up('etcd elected no leader within 60 s', map { "$dir/$_.log" } @members);
+}
+
+start_member($_) for @members;
+my $first_leader = wait_leader();
+ok($first_leader, "a three-member etcd cluster runs, leader $first_leader");
+
+sub registry_conf
+{
+	my ($prefix, $bits) = @_;
+	return "idgen.node_registry = 'etcd://$endpoints/$prefix'\nidgen.node_lease_s = $lease_s\n"
+	  . "idgen.node_bits = $bits\n";
+}
+
+sub leasing_node
+{
+	my ($name, $conf) = @_;
+	my $node = idgen_node($name, $conf);
+	$node->safe_psql('postgres', 'CREATE TABLE ids (id bigint); CREATE TABLE ctl (id bigint)');
+	return $node;
+}
+
+# Waits until the node holds a lease; returns its node id.
+sub leased
+{
+	my ($node) = @_;
+	$node->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease")
+	  or die $node->name . ' did not lease a node id: '
+	  . $node->safe_psql('postgres', 'SELECT last_error FROM idgen_node_lease');
+	return $node->safe_psql('postgres', 'SELECT node_id FROM idgen_node_lease');
+}
+
+sub burst_into
+{
+	my ($node, $table, $n, $at_ms, $session) = @_;
+	my $layout = $table eq 'ctl' ? "'pgedge'" : '';
+	my $sql = '';
+	$sql .= "SELECT set_config('idgen.clock_offset_ms', ($at_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);\n"
+	  if defined $at_ms;
+	$sql .= "INSERT INTO $table SELECT idgen_next($layout) FROM generate_series(1, $n);";
+	return $session->query($sql) if $session;
+	return $node->psql('postgres', $sql);
+}
+
+sub ids_of
+{
+	my ($node, $table) = @_;
+	return split /\n/, $node->safe_psql('postgres', "SELECT id FROM $table");
+}
+
+sub common
+{
+	my ($x, $y) = @_;
+	my %seen = map { $_ => 1 } @$x;
+	return scalar grep { $seen{$_} } @$y;
+}
+
+sub states
+{
+	return join(',', map { $_->safe_psql('postgres', 'SELECT state FROM idgen_node_lease') } @_);
+}
+
+# --- three servers lease distinct node ids, and keep them across restarts
+my @servers = map { leasing_node($_, registry_conf('main', 2)) } qw(a b c);
+my @ids = map { leased($_) } @servers;
+my %distinct = map { $_ => 1 } @ids;
+is(scalar keys %distinct, 3, "three servers lease distinct node ids (@ids)");
+is($servers[0]->safe_psql('postgres', 'SELECT source, registry, seconds_left > 0 FROM idgen_node_lease'),
+	"etcd|etcd://$endpoints/main|t", 'idgen_node_lease says the node id comes from etcd, which, and for how long');
+my ($ret, $out, $err);
+burst_into($_, 'ids', 20000) for @servers;
+is(join(',', map { $_->safe_psql('postgres', "SELECT string_agg(DISTINCT (idgen_decode(id)).node_id::text, ',') FROM ids") } @servers),
+	join(',', @ids), "each server's IDs carry its node id");
+$_->restart for @servers;
+is(join(' ', map { leased($_) } @servers), "@ids", 'each server leases its node id again after a restart');
+burst_into($_, 'ids', 20000) for @servers;
+
+# --- killing the etcd leader, or freezing one member, changes nothing
+sub generates_throughout
+{
+	my ($what, $seconds) = @_;
+	my $until = time + $seconds;
+	my $failed = 0;
+	while (time < $until)
+	{
+		for my $s (@servers)
+		{
+			my ($r) = burst_into($s, 'ids', 2000);
+			$failed++ if $r != 0;
+		}
+		sleep 0.2;
+	}
+	is($failed, 0, "$what: every server generated throughout " . ($seconds) . ' s');
+	is(states(@servers), 'held,held,held', "$what: every lease is held");
+	return;
+}
+
+my $killed = leader();
+stop_daemons($pid{$killed});
+generates_throughout("etcd leader $killed killed", 2 * $lease_s);
+start_member($killed);
+wait_leader();
+
+my ($minority) = grep { $_ ne leader() } @members;
+kill 'STOP', -$pid{$minority};
+generates_throughout("etcd member $minority frozen", 2 * $lease_s);
+kill 'CONT', -$pid{$minority};
+is(join(' ', map { $_->safe_psql('postgres', 'SELECT node_id FROM idgen_node_lease') } @servers), "@ids",
+	'the node ids did not change');
+
+# --- the whole etcd cluster down past the lease, and back
+my $offset = -s $servers[0]->logfile;
+stop_daemons(map { $pid{$_} } @members);
+my $down_at = time;
+my $refused_at;
+while (time < $down_at + 3 * $lease_s)
+{
+	my ($r) = burst_into($servers[0], 'ids', 1000);
+	if ($r != 0)
+	{
+		$refused_at = time;
+		last;
+	}
+	sleep 0.1;
+}
+ok(defined $refused_at && $refused_at - $down_at <= $lease_s,
+	sprintf('etcd down: generation stops within the lease (after %.1f s)', ($refused_at // 0) - $down_at));
+($ret, $out, $err) = $servers[1]->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/ran out before it could be renewed/, 'saying that the lease ran out');
+sleep($lease_s);
+$servers[0]->poll_query_until('postgres', "SELECT state = 'expired' FROM idgen_node_lease");
+is(states(@servers), 'expired,expired,expired', 'every lease shows expired');
+start_member($_) for @members;
+wait_leader();
+is(join(' ', map { leased($_) } @servers), "@ids", 'etcd back: every server holds its node id again, by itself');
+ok($servers[0]->wait_for_log(qr/renewed the lease of node id $ids[0] again/, $offset),
+	'the log says the lease was renewed again');
+burst_into($_, 'ids', 20000) for @servers;
+
+my @all = map { ids_of($_, 'ids') } @servers;
+my %count;
+$count{$_}++ for @all;
+is(scalar(grep { $count{$_} > 1 } keys %count), 0, sprintf('0 repeats among the %d IDs of the three servers', scalar @all));
+
+# --- a holder frozen past its lease makes nothing after waking while another holds its id
+$_->stop for @servers;
+my $holder = leasing_node('holder', registry_conf('frozen', 0));
+my $taker = leasing_node('taker', registry_conf('frozen', 0));
+
+sub signal_server
+{
+	my ($node, $sig) = @_;
+	my $pm = $node->{_pid};
+	my @pids = ($pm, split(/\s+/, `pgrep -P $pm` // ''));
+	kill $sig, grep { /^\d+$/ } @pids;
+	return;
+}
+
+sub first_ms
+{
+	my ($node, $table) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT (extract(epoch FROM (idgen_decode(min(id), 'pgedge')).ts) * 1000)::bigint FROM $table");
+}
+
+sub frozen_holder
+{
+	my ($expect) = @_;
+	my $session = $holder->background_psql('postgres', on_error_stop => 0);
+	$session->query_safe("SELECT idgen_next(), idgen_next('pgedge')");
+	my $held = leased($holder);
+	signal_server($holder, 'STOP');
+	my $frozen_at = time;
+	my $nt = leased($taker);
+	ok(time - $frozen_at >= $lease_s * 2 / 3 - 0.5,
+		"$expect: the id went to another server only after the lease expired");
+	is($nt, $held, "$expect: the other server leases the frozen holder's id");
+	$taker->safe_psql('postgres', 'TRUNCATE ctl');
+	burst_into($taker, 'ctl', 300000);
+	my $at = first_ms($taker, 'ctl');
+	signal_server($holder, 'CONT');
+	$holder->safe_psql('postgres', 'TRUNCATE ctl');
+	burst_into($holder, 'ctl', 50000, $at, $session);
+	my $woken_err = $session->{stderr};
+	$session->quit;
+	my @h = ids_of($holder, 'ctl');
+	my @t = ids_of($taker, 'ctl');
+	return (scalar @h, common(\@h, \@t), $woken_err);
+}
+
+is($taker->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'acquiring',
+	'the taker waits while the holder holds the only node id');
+my ($made, $repeats, $woken_err) = frozen_holder('fenced');
+is($made, 0, 'the frozen holder, woken, makes no ID under the node id it lost');
+like($woken_err, qr/idgen holds no node id lease/, 'its session is refused');
+$holder->poll_query_until('postgres', "SELECT state = 'lost' FROM idgen_node_lease");
+is($holder->safe_psql('postgres', 'SELECT state FROM idgen_node_lease'), 'lost',
+	'idgen_node_lease shows the lease lost');
+
+# Control: without the fence and the ceiling, the woken holder repeats.
+$holder->stop;
+$taker->stop;
+$holder->append_conf('postgresql.conf', "idgen.lease_test_unsafe = 'fence,ceiling'\n");
+$holder->start;
+leased($holder);
+$taker->start;
+($made, $repeats) = frozen_holder('without fence and ceiling');
+cmp_ok($repeats, '>', 0,
+	"control: without fence and ceiling, the woken holder repeats the new holder's IDs ($repeats of $made)");
+
+$holder->stop;
+$taker->stop;
+done_testing();
