@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "durable.h"
 #include "etcd_kv.h"
+#include "lease.h"
 #include "settings.h"
 
 #define ETCD_HISTORY_FILE		"idgen_etcd"
@@ -108,7 +109,7 @@ history_check(JsonbContainer *c, int64 deadline_us, char **err)
 	int64		now = clock_now_ms();
 	int64		lease_ms = (int64) idgen_node_lease_s * 1000;
 
-	if (cluster == NULL)
+	if (cluster == NULL || lease_history_off)
 		return true;
 	history_load();
 	if (seen_cluster[0] == '\0' || (strcmp(cluster, seen_cluster) == 0 && rev >= seen_rev))

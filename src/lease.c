@@ -44,6 +44,7 @@ bool		lease_on = false;
 bool		lease_fence_off = false;
 bool		lease_ceiling_off = false;
 bool		lease_floor_off = false;
+bool		lease_history_off = false;
 
 /* Where the registry is, without its password: set in _PG_init. */
 static char *registry_display = NULL;
@@ -88,6 +89,7 @@ lease_configure(void)
 	lease_fence_off = (unsafe & SETTINGS_UNSAFE_FENCE) != 0;
 	lease_ceiling_off = (unsafe & SETTINGS_UNSAFE_CEILING) != 0;
 	lease_floor_off = (unsafe & SETTINGS_UNSAFE_FLOOR) != 0;
+	lease_history_off = (unsafe & SETTINGS_UNSAFE_HISTORY) != 0;
 	if (unsafe != 0)
 		ereport(WARNING,
 				(errcode(ERRCODE_WARNING),

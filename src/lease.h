@@ -50,6 +50,7 @@ extern bool lease_on;
 extern bool lease_fence_off;	/* idgen.lease_test_unsafe = fence */
 extern bool lease_ceiling_off;	/* idgen.lease_test_unsafe = ceiling */
 extern bool lease_floor_off;	/* idgen.lease_test_unsafe = floor */
+extern bool lease_history_off;	/* idgen.lease_test_unsafe = history */
 
 extern void lease_configure(void);
 extern void lease_shmem_request(void);

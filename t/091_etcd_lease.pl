@@ -14,6 +14,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use IdgenTest;
 use HTTP::Tiny;
+use MIME::Base64;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -27,6 +28,8 @@ my $lease_s = 5;
 my $dir = PostgreSQL::Test::Utils::tempdir();
 my @members = qw(e1 e2 e3);
 my (%client, %peer, %pid);
+# each member's data directory: a restore from a snapshot makes new ones
+my %data = map { $_ => "$dir/$_" } @members;
 $client{$_} = PostgreSQL::Test::Cluster::get_free_port() for @members;
 $peer{$_} = PostgreSQL::Test::Cluster::get_free_port() for @members;
 my $cluster = join(',', map { "$_=http://127.0.0.1:$peer{$_}" } @members);
@@ -37,7 +40,7 @@ sub start_member
 	my ($m) = @_;
 	$pid{$m} = start_daemon(
 		[
-			$etcd, "--name=$m", "--data-dir=$dir/$m",
+			$etcd, "--name=$m", "--data-dir=$data{$m}",
 			"--listen-client-urls=http://127.0.0.1:$client{$m}",
 			"--advertise-client-urls=http://127.0.0.1:$client{$m}",
 			"--listen-peer-urls=http://127.0.0.1:$peer{$m}",
@@ -292,4 +295,80 @@ cmp_ok($repeats, '>', 0,
 
 $holder->stop;
 $taker->stop;
+
+# --- etcd restored from a snapshot: a holder that saw later revisions fences it
+my $etcdctl = find_tool('etcdctl');
+SKIP:
+{
+	skip 'etcdctl is not installed (Debian package etcd-client)', 7 unless $etcdctl;
+
+	# The mark of node id 0 etcd holds under the prefix (Unix ms), 0 when none.
+	sub etcd_mark
+	{
+		my ($prefix) = @_;
+		my $key = MIME::Base64::encode_base64("/$prefix/mark/0", '');
+		my $r = HTTP::Tiny->new(timeout => 5)->post("http://127.0.0.1:$client{e1}/v3/kv/range",
+			{ content => qq({"key":"$key"}), headers => { 'Content-Type' => 'application/json' } });
+		my ($v) = $r->{content} =~ /"value":"([^"]+)"/;
+		return 0 unless $v;
+		return (split / /, MIME::Base64::decode_base64($v))[0] + 0;
+	}
+
+	# The snapshot is taken before the holder leases node id 0 under the
+	# prefix; after the holder made IDs, etcd is restored from it.  The
+	# holder's next call sees a revision below those it saw.  Then a taker
+	# leases node id 0 and makes IDs at the holder's first millisecond.
+	sub restored
+	{
+		my ($run, $unsafe) = @_;
+		my $prefix = "restore_$run";
+		for my $n ($holder, $taker)
+		{
+			$n->adjust_conf('postgresql.conf', 'idgen.node_registry', "'etcd://$endpoints/$prefix'");
+			$n->adjust_conf('postgresql.conf', 'idgen.lease_test_unsafe', "'$unsafe'");
+		}
+		my $snap = "$dir/snap_$run.db";
+		system($etcdctl, "--endpoints=127.0.0.1:$client{e1}", 'snapshot', 'save', $snap) == 0
+		  or die 'etcdctl snapshot save failed';
+		$holder->start;
+		is(leased($holder), 0, "$run: the holder leases node id 0 after the snapshot");
+		$holder->safe_psql('postgres', 'TRUNCATE ctl');
+		burst_into($holder, 'ctl', 300000);
+		my $at = first_ms($holder, 'ctl');
+		my $offset = -s $holder->logfile;
+		stop_daemons(map { $pid{$_} } @members);
+		for my $m (@members)
+		{
+			$data{$m} = "$dir/${m}_$run";
+			system($etcdctl, 'snapshot', 'restore', $snap, "--name=$m", "--data-dir=$data{$m}",
+				"--initial-cluster=$cluster", '--initial-cluster-token=idgen-test',
+				"--initial-advertise-peer-urls=http://127.0.0.1:$peer{$m}") == 0
+			  or die 'etcdctl snapshot restore failed';
+			start_member($m);
+		}
+		wait_leader();
+		$holder->poll_query_until('postgres', "SELECT state = 'lost' FROM idgen_node_lease")
+		  or diag('the holder did not lose its node id: '
+			  . $holder->safe_psql('postgres', 'SELECT state, last_error FROM idgen_node_lease'));
+		my $fenced = $holder->log_contains('lost history', $offset);
+		$taker->start;
+		$taker->safe_psql('postgres', 'TRUNCATE ctl');
+		my $took = $taker->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease");
+		my ($ret, $out, $err) = burst_into($taker, 'ctl', 50000, $at);
+		my @h = ids_of($holder, 'ctl');
+		my @t = ids_of($taker, 'ctl');
+		$holder->stop;
+		$taker->stop;
+		return ($fenced, scalar @t, common(\@h, \@t), $err);
+	}
+
+	# the control first: the fenced run raises the taker's marks a minute ahead
+	my ($fenced, $made, $repeats, $why) = restored('blind', 'history');
+	ok(!$fenced, 'control: a holder that keeps no history cannot tell');
+	cmp_ok($repeats, '>', 0, "control: the taker repeats the holder's IDs ($repeats of $made)");
+	($fenced, $made, $repeats, $why) = restored('fenced', '');
+	ok($fenced, 'the holder says etcd lost history');
+	is($made, 0, "the taker makes no ID at the holder's time ($repeats repeated)");
+	like($why, qr/start at/, 'it says when its IDs start');
+}
 done_testing();
