@@ -124,9 +124,11 @@ etcd_post(const char *endpoint, const char *path, const char *body, int64 timeou
 		curl_easy_setopt(curl, CURLOPT_SSLKEY, url.key);
 	rc = curl_easy_perform(curl);
 	curl_slist_free_all(headers);
-	if (rc != CURLE_OK)
-		*err = psprintf("etcd at %s did not answer within %lld ms: %s", endpoint,
-						(long long) timeout_ms, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	if (rc == CURLE_OPERATION_TIMEDOUT)
+		*err = psprintf("etcd at %s did not answer within %lld ms.", endpoint, (long long) timeout_ms);
+	else if (rc != CURLE_OK)
+		*err = psprintf("Could not reach etcd at %s: %s", endpoint,
+						errbuf[0] ? errbuf : curl_easy_strerror(rc));
 	else
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 	return rc == CURLE_OK ? status : 0;

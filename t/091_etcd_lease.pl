@@ -1,13 +1,18 @@
 # Node ids leased from etcd (idgen.node_registry = 'etcd://...'), with
 # Debian's etcd-server as a three-member cluster on loopback: three servers
 # lease distinct node ids and keep them across restarts; killing the etcd
-# leader, or freezing one member (a minority cut off), changes nothing;
-# the whole etcd cluster down past the lease stops generation before the
-# lease ends, and it resumes by itself with the same node ids once etcd is
-# back; a holder frozen past its lease makes nothing after waking while
-# another server holds its node id (control: with the fence and the
-# ceiling disabled, idgen.lease_test_unsafe, it repeats that server's
-# IDs).  Every ID the three servers made is distinct.
+# leader or another member, or freezing one (a minority cut off), changes
+# nothing; the whole etcd cluster down past the lease stops generation
+# before the lease ends (control: a server without its fence,
+# idgen.lease_test_unsafe, generates on), and it resumes by itself with
+# the same node ids once etcd is back; a holder frozen past its lease
+# makes nothing after waking while another server holds its node id
+# (control: with the fence and the ceiling disabled, it repeats that
+# server's IDs).  Every ID the three servers made is distinct.  etcd
+# restored from a snapshot: a holder that saw later revisions fences it,
+# and the next holder of its node id starts above its IDs (control: with
+# idgen.lease_test_unsafe = 'history', it repeats them).  A password in
+# the setting is refused.
 use strict;
 use warnings;
 use FindBin;
@@ -187,13 +192,22 @@ start_member($killed);
 wait_leader();
 
 my ($minority) = grep { $_ ne leader() } @members;
+stop_daemons($pid{$minority});
+generates_throughout("etcd member $minority (not the leader) killed", 2 * $lease_s);
+start_member($minority);
+wait_leader();
+($minority) = grep { $_ ne leader() } @members;
 kill 'STOP', -$pid{$minority};
-generates_throughout("etcd member $minority frozen", 2 * $lease_s);
+generates_throughout("etcd member $minority frozen (a minority cut off)", 2 * $lease_s);
 kill 'CONT', -$pid{$minority};
 is(join(' ', map { $_->safe_psql('postgres', 'SELECT node_id FROM idgen_node_lease') } @servers), "@ids",
 	'the node ids did not change');
 
-# --- the whole etcd cluster down past the lease, and back
+# --- the whole etcd cluster down past the lease, and back; c without its
+# fence, the control, generates on after the others stopped
+$servers[2]->append_conf('postgresql.conf', "idgen.lease_test_unsafe = 'fence'\n");
+$servers[2]->restart;
+leased($servers[2]);
 my $offset = -s $servers[0]->logfile;
 stop_daemons(map { $pid{$_} } @members);
 my $down_at = time;
@@ -212,6 +226,8 @@ ok(defined $refused_at && $refused_at - $down_at <= $lease_s,
 	sprintf('etcd down: generation stops within the lease (after %.1f s)', ($refused_at // 0) - $down_at));
 ($ret, $out, $err) = $servers[1]->psql('postgres', 'SELECT idgen_next()');
 like($err, qr/ran out before it could be renewed/, 'saying that the lease ran out');
+($ret) = burst_into($servers[2], 'ids', 1000);
+is($ret, 0, 'control: a server without the fence generates on past its lease');
 sleep($lease_s);
 $servers[0]->poll_query_until('postgres', "SELECT state = 'expired' FROM idgen_node_lease");
 is(states(@servers), 'expired,expired,expired', 'every lease shows expired');
@@ -370,5 +386,18 @@ SKIP:
 	ok($fenced, 'the holder says etcd lost history');
 	is($made, 0, "the taker makes no ID at the holder's time ($repeats repeated)");
 	like($why, qr/start at/, 'it says when its IDs start');
+}
+
+# --- a password in the setting is refused: members of pg_read_all_settings read it
+for my $bad ("etcd://idgen:secret\@$endpoints/x", "etcd://$endpoints/x?user=idgen&password=secret")
+{
+	my $offset = -s $holder->logfile;
+	$holder->adjust_conf('postgresql.conf', 'idgen.node_registry', "'$bad'");
+	$holder->start;
+	($ret, $out, $err) = $holder->psql('postgres', 'SELECT idgen_next()');
+	like($err, qr/idgen.node_registry is invalid/, 'an etcd address with a password is an invalid setting');
+	like(substr(slurp_file($holder->logfile), $offset), qr/must not hold a (user or )?password/,
+		'the log says why');
+	$holder->stop;
 }
 done_testing();
