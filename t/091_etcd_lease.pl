@@ -151,7 +151,7 @@ sub states
 }
 
 # --- three servers lease distinct node ids, and keep them across restarts
-my @servers = map { leasing_node($_, registry_conf('main', 2)) } qw(a b c);
+my @servers = map { leasing_node($_, registry_conf('main', 2) . "restart_after_crash = on\n") } qw(a b c);
 my @ids = map { leased($_) } @servers;
 my %distinct = map { $_ => 1 } @ids;
 is(scalar keys %distinct, 3, "three servers lease distinct node ids (@ids)");
@@ -164,6 +164,14 @@ is(join(',', map { $_->safe_psql('postgres', "SELECT string_agg(DISTINCT (idgen_
 $_->restart for @servers;
 is(join(' ', map { leased($_) } @servers), "@ids", 'each server leases its node id again after a restart');
 burst_into($_, 'ids', 20000) for @servers;
+
+# A backend's crash reinitialises shared memory: the worker renews the
+# etcd lease the token file names.
+my $crash_offset = -s $servers[0]->logfile;
+ok(crash_backend($servers[0]), 'a reinitialised after a backend crashed');
+is(leased($servers[0]), $ids[0], 'a keeps its node id across the reinitialisation');
+ok(!$servers[0]->log_contains('leased node id', $crash_offset), 'renewing its etcd lease, not acquiring one');
+burst_into($servers[0], 'ids', 20000);
 
 # --- killing the etcd leader, or freezing one member, changes nothing
 sub generates_throughout
