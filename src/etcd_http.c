@@ -38,6 +38,8 @@ static EtcdUrl url;
 static bool url_parsed = false;
 static int	current = 0;		/* the endpoint that answered last */
 static char *auth_token = NULL; /* TopMemoryContext */
+/* the release at shutdown, with its own short deadline, is not cut short */
+static bool finishing = false;
 
 /* The registry's endpoints and options, parsed once per worker. */
 const EtcdUrl *
@@ -68,7 +70,17 @@ etcd_write(char *data, size_t size, size_t n, void *buf)
 static int
 etcd_progress(void *p, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
-	return (ShutdownRequestPending || !PostmasterIsAlive()) ? 1 : 0;
+	return ((ShutdownRequestPending && !finishing) || !PostmasterIsAlive()) ? 1 : 0;
+}
+
+/*
+ * The calls left are the release's, at shutdown: a shutdown request that
+ * arrives meanwhile does not end them, their deadline does.
+ */
+void
+etcd_finishing(void)
+{
+	finishing = true;
 }
 
 /* The text as jsonb, or NULL when it is not JSON. */

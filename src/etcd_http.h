@@ -20,6 +20,7 @@ extern int	etcd_count(JsonbContainer *c, const char *key);
 extern JsonbContainer *etcd_item(JsonbContainer *c, const char *key, int i);
 extern char *etcd_b64(const char *s);
 extern char *etcd_unb64(const char *s);
+extern void etcd_finishing(void);
 extern void etcd_close(void);
 
 #endif							/* IDGEN_ETCD_HTTP_H */

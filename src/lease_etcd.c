@@ -411,6 +411,7 @@ etcd_release(int node, const char *token, int64 mark, int64 deadline_us, char **
 		etcd_del(node_key), NULL};
 	bool		ok;
 
+	etcd_finishing();
 	if (lease_id == 0)
 	{
 		*err = pstrdup("This server does not know its etcd lease: the node id is leased again once the lease expires.");

@@ -12,7 +12,8 @@
 # restored from a snapshot: a holder that saw later revisions fences it,
 # and the next holder of its node id starts above its IDs (control: with
 # idgen.lease_test_unsafe = 'history', it repeats them).  A password in
-# the setting is refused.
+# the setting is refused; etcd's users (a password file) and TLS with a
+# client certificate work.
 use strict;
 use warnings;
 use FindBin;
@@ -408,6 +409,78 @@ for my $bad ("etcd://idgen:secret\@$endpoints/x", "etcd://$endpoints/x?user=idge
 	like($err, qr/idgen.node_registry is invalid/, 'an etcd address with a password is an invalid setting');
 	like(substr(slurp_file($holder->logfile), $offset), qr/must not hold a (user or )?password/,
 		'the log says why');
+	$holder->stop;
+}
+
+# --- etcd's authentication: a user whose password is in a file
+SKIP:
+{
+	skip 'etcdctl is not installed (Debian package etcd-client)', 3 unless $etcdctl;
+	my @ctl = ($etcdctl, "--endpoints=127.0.0.1:$client{e1}");
+	for my $args ([qw(role add root)], [qw(user add root --new-user-password=rootpw)],
+		[qw(user grant-role root root)], [qw(role add idgen)],
+		[qw(role grant-permission idgen readwrite --prefix=true /auth/)],
+		[qw(user add idgen --new-user-password=idgenpw)], [qw(user grant-role idgen idgen)],
+		[qw(auth enable)])
+	{
+		system(@ctl, @$args) == 0 or die "etcdctl @$args failed";
+	}
+	my $passfile = "$dir/etcd_password";
+	PostgreSQL::Test::Utils::append_to_file($passfile, "idgenpw\n");
+	chmod 0644, $passfile;
+	$holder->adjust_conf('postgresql.conf', 'idgen.node_registry',
+		"'etcd://$endpoints/auth?user=idgen&passfile=$passfile'");
+	$holder->start;
+	is(leased($holder), 0, 'a server authenticated as an etcd user leases a node id');
+	is($holder->safe_psql('postgres', 'SELECT registry FROM idgen_node_lease'),
+		"etcd://$endpoints/auth?user=idgen", 'idgen_node_lease names the user, not the password file');
+	$holder->stop;
+	$holder->adjust_conf('postgresql.conf', 'idgen.node_registry',
+		"'etcd://$endpoints/other?user=idgen&passfile=$passfile'");
+	$holder->start;
+	$holder->poll_query_until('postgres', "SELECT last_error ~ 'permission denied' FROM idgen_node_lease")
+	  or diag($holder->safe_psql('postgres', 'SELECT last_error FROM idgen_node_lease'));
+	like($holder->safe_psql('postgres', 'SELECT last_error FROM idgen_node_lease'), qr/permission denied/,
+		'outside its permissions, it leases nothing, and says why');
+	$holder->stop;
+}
+
+# --- TLS with a client certificate: one etcd member of its own
+SKIP:
+{
+	my $openssl = find_tool('openssl');
+	skip 'openssl is not installed', 1 unless $openssl;
+	my $ssl = sub { system($openssl, @_) == 0 or die "openssl @_ failed" };
+	$ssl->(qw(req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=idgen-test-ca),
+		'-keyout', "$dir/ca.key", '-out', "$dir/ca.pem");
+	for my $who (qw(server client))
+	{
+		$ssl->(qw(req -newkey rsa:2048 -nodes), '-subj', "/CN=$who", '-keyout', "$dir/$who.key",
+			'-out', "$dir/$who.csr");
+		PostgreSQL::Test::Utils::append_to_file("$dir/$who.ext",
+			"subjectAltName = IP:127.0.0.1\nextendedKeyUsage = " . ($who eq 'server' ? 'serverAuth, clientAuth' : 'clientAuth') . "\n");
+		$ssl->(qw(x509 -req -days 1), '-in', "$dir/$who.csr", '-CA', "$dir/ca.pem", '-CAkey', "$dir/ca.key",
+			'-CAcreateserial', '-extfile', "$dir/$who.ext", '-out', "$dir/$who.pem");
+	}
+	# etcd's gateway calls etcd's gRPC with the server's certificate, as a client
+	chmod 0644, map { "$dir/$_" } qw(ca.pem client.pem client.key);
+	my ($tls_client, $tls_peer) = map { PostgreSQL::Test::Cluster::get_free_port() } 1 .. 2;
+	start_daemon(
+		[
+			$etcd, '--name=tls', "--data-dir=$dir/tls",
+			"--listen-client-urls=https://127.0.0.1:$tls_client",
+			"--advertise-client-urls=https://127.0.0.1:$tls_client",
+			"--listen-peer-urls=http://127.0.0.1:$tls_peer",
+			"--initial-advertise-peer-urls=http://127.0.0.1:$tls_peer",
+			"--initial-cluster=tls=http://127.0.0.1:$tls_peer",
+			"--cert-file=$dir/server.pem", "--key-file=$dir/server.key",
+			'--client-cert-auth', "--trusted-ca-file=$dir/ca.pem"
+		],
+		"$dir/tls.log");
+	$holder->adjust_conf('postgresql.conf', 'idgen.node_registry',
+		"'etcds://127.0.0.1:$tls_client/tls?cacert=$dir/ca.pem&cert=$dir/client.pem&key=$dir/client.key'");
+	$holder->start;
+	is(leased($holder), 0, 'a server with a client certificate leases a node id from etcd over TLS');
 	$holder->stop;
 }
 done_testing();
