@@ -20,7 +20,8 @@
 # frozen past its lease until another is elected, then woken: the node id
 # changes hands twice, the woken member hands out nothing, and nothing is
 # issued twice.  The same with the node id leased from the etcd Patroni
-# uses (idgen.node_registry = 'etcd://...').
+# uses (idgen.node_registry = 'etcd://...'), and synchronous through the
+# leader's kill.
 use strict;
 use warnings;
 use FindBin;
@@ -592,6 +593,11 @@ is($repeated, 0, "asynchronous, a node id per member: none of the $ids IDs and b
 ($repeated, $ids) = scenario('async_leased', 'false', 'lease', 1);
 is($repeated, 0,
 	"asynchronous, node ids leased from a registry, through a kill and a freeze: none of the $ids IDs and blocks handed out is issued again");
+# synchronous: the leader killed (a frozen one's successor must be the one
+# synchronous standby left, which Patroni may not elect within the drill's time)
+($repeated, $ids) = scenario('sync_etcd', 'true', 'etcd', 0);
+is($repeated, 0,
+	"synchronous_mode, node ids leased from Patroni's etcd, through a kill: none of the $ids IDs and blocks handed out is issued again");
 ($repeated, $ids) = scenario('async_etcd', 'false', 'etcd', 1);
 is($repeated, 0,
 	"asynchronous, node ids leased from Patroni's etcd, through a kill and a freeze: none of the $ids IDs and blocks handed out is issued again");
