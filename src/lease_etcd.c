@@ -63,7 +63,7 @@ static int64 abandoned = 0;
 /* The node key's layout and holder, for the values written. */
 static int	held_bits = 0;
 static int64 held_epoch = 0;
-static char identity[MAXPGPATH + 128] = "";
+static char holder_identity[MAXPGPATH + 128] = "";
 
 static char *
 key_of(const char *what, int node)
@@ -280,7 +280,7 @@ etcd_acquire(const LeaseAsk *ask, char *token, size_t token_size, int64 *previou
 					nodes[node].mark_rev, ask->lease_s, deadline_us, err))
 		return -1;
 	strlcpy(token, tok, token_size);
-	strlcpy(identity, ask->identity, sizeof(identity));
+	strlcpy(holder_identity, ask->identity, sizeof(holder_identity));
 	etcd_history_save();
 	return node;
 }
@@ -326,7 +326,7 @@ etcd_retake(int node, const char *token, int lease_s, int64 deadline_us, char **
 						node, nk ? "Another server holds it now." : "Another server leased it since.");
 		return LEASE_CALL_LOST;
 	}
-	if (!etcd_claim(node, token, identity, bits, epoch, mark, etcd_int(mk, "mod_revision"),
+	if (!etcd_claim(node, token, holder_identity, bits, epoch, mark, etcd_int(mk, "mod_revision"),
 					lease_s, deadline_us, err))
 		return LEASE_CALL_FAILED;
 	return LEASE_CALL_OK;
