@@ -8,6 +8,7 @@ OBJS = \
 	src/base/compat.o \
 	src/base/conninfo.o \
 	src/base/durable.o \
+	src/base/etcd_url.o \
 	src/base/layout.o \
 	src/base/layout_table.o \
 	src/base/node.o \
@@ -30,8 +31,12 @@ OBJS = \
 	src/horizon/horizon_file.o \
 	src/horizon/horizon_sql.o \
 	src/idgen.o \
+	src/lease/etcd_http.o \
+	src/lease/etcd_kv.o \
 	src/lease/lease.o \
 	src/lease/lease_conn.o \
+	src/lease/lease_etcd.o \
+	src/lease/lease_pg.o \
 	src/lease/lease_state.o \
 	src/lease/lease_token.o \
 	src/lease/lease_worker.o \
@@ -78,6 +83,8 @@ TAP_TESTS = 1
 # contrib/dblink and postgres_fdw do.
 PG_CPPFLAGS += -I$(libpq_srcdir)
 SHLIB_LINK_INTERNAL = $(libpq)
+# ... and to etcd (src/lease/etcd_http.c) through its HTTP/JSON gateway, with libcurl.
+SHLIB_LINK += -lcurl
 
 # src/ has a folder per module; a file names another folder's header by
 # its path from src/ ("marks/marks.h").

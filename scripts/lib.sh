@@ -5,7 +5,7 @@
 
 PG_MAJOR=15
 PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
-APT_PACKAGES="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contrib make gcc libipc-run-perl python3 python3-bson"
+APT_PACKAGES="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contrib make gcc libcurl4-openssl-dev libipc-run-perl python3 python3-bson"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export PATH="$PG_BIN:$PATH"
 

@@ -903,9 +903,9 @@ BEGIN
 	source := 'setting';
 	IF (j->>'preloaded')::bool THEN
 		SELECT * INTO l FROM @extschema@.idgen_node_lease;
-		IF l.source = 'lease' THEN
+		IF l.source IN ('lease', 'etcd') THEN
 			-- a lost lease's node id is no longer this server's
-			source := 'lease';
+			source := l.source;
 			node_id := CASE WHEN l.state <> 'lost' THEN l.node_id END;
 			registry := l.registry;
 			valid_until := l.valid_until;
@@ -1051,13 +1051,13 @@ BEGIN
 		sysids[i] := (j->>'system_identifier')::bigint;
 		standby[i] := (j->>'in_recovery')::bool;
 		started[i] := (j->>'started')::numeric;
-		IF leases[i]->>'source' = 'lease' THEN
+		IF leases[i]->>'source' IN ('lease', 'etcd') THEN
 			-- a lost lease's node id is no longer the server's
 			nodes[i] := CASE WHEN leases[i]->>'state' <> 'lost' THEN (leases[i]->>'node_id')::int END;
 		END IF;
 		IF NOT (j->>'preloaded')::bool THEN
 			problems[i] := 'idgen is not loaded via shared_preload_libraries, so this server cannot generate IDs';
-		ELSIF nodes[i] IS NULL AND leases[i]->>'source' = 'lease' THEN
+		ELSIF nodes[i] IS NULL AND leases[i]->>'source' IN ('lease', 'etcd') THEN
 			-- a standby leases its node id once promoted
 			IF NOT standby[i] THEN
 				problems[i] := format('idgen holds no node id lease from registry "%s" (%s)%s, so this server cannot generate IDs',

@@ -79,4 +79,13 @@ extern uint32 idgen_wait_event_sync_rep(void);
 #define idgen_wait_event_sync_rep() PG_WAIT_EXTENSION
 #endif
 
+/* PG 18 made base64's binary side uint8 (the etcd registry's keys and values). */
+#if PG_VERSION_NUM >= 180000
+#define idgen_b64_encode(src, len, dst, dstlen) pg_b64_encode((const uint8 *) (src), len, dst, dstlen)
+#define idgen_b64_decode(src, len, dst, dstlen) pg_b64_decode(src, len, (uint8 *) (dst), dstlen)
+#else
+#define idgen_b64_encode(src, len, dst, dstlen) pg_b64_encode(src, len, dst, dstlen)
+#define idgen_b64_decode(src, len, dst, dstlen) pg_b64_decode(src, len, dst, dstlen)
+#endif
+
 #endif							/* IDGEN_COMPAT_H */

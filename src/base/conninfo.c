@@ -14,6 +14,7 @@
 #include "utils/guc.h"
 
 #include "conninfo.h"
+#include "etcd_url.h"
 
 /*
  * Whether a connection string holds a password.  Members of
@@ -28,7 +29,8 @@ conninfo_has_password(const char *conninfo)
 	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
 	bool		found = false;
 
-	if (opts == NULL)
+	/* etcd_url_parse() refuses a password */
+	if (opts == NULL || etcd_url_is(conninfo))
 		return false;
 	for (PQconninfoOption *o = opts; o->keyword != NULL; o++)
 		if (strcmp(o->keyword, "password") == 0 && o->val != NULL && o->val[0] != '\0')
@@ -45,6 +47,8 @@ conninfo_describe(const char *conninfo)
 	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
 	StringInfoData buf;
 
+	if (etcd_url_is(conninfo))
+		return etcd_url_describe(conninfo);
 	if (opts == NULL)
 		return pstrdup("(invalid connection string)");
 	initStringInfo(&buf);
@@ -69,6 +73,15 @@ conninfo_check_registry(char **newval, void **extra, GucSource source)
 
 	if (*newval == NULL || (*newval)[0] == '\0')
 		return true;
+	if (etcd_url_is(*newval))
+	{
+		EtcdUrl		url;
+
+		if (etcd_url_parse(*newval, &url, &err))
+			return true;
+		GUC_check_errdetail("%s", err);
+		return false;
+	}
 	opts = PQconninfoParse(*newval, &err);
 	if (opts == NULL)
 	{

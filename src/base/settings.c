@@ -147,6 +147,8 @@ settings_parse_unsafe(const char *value, int *flags, char **bad)
 			*flags |= SETTINGS_UNSAFE_CEILING;
 		else if (strcmp(word, "floor") == 0)
 			*flags |= SETTINGS_UNSAFE_FLOOR;
+		else if (strcmp(word, "history") == 0)
+			*flags |= SETTINGS_UNSAFE_HISTORY;
 		else
 		{
 			*bad = pstrdup(word);
@@ -169,7 +171,7 @@ settings_check_unsafe(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail("Unrecognized protection: \"%s\".", bad);
 	else
 		GUC_check_errdetail("List syntax is invalid.");
-	GUC_check_errhint("List some of \"fence\", \"ceiling\" and \"floor\", separated by commas.");
+	GUC_check_errhint("List some of \"fence\", \"ceiling\", \"floor\" and \"history\", separated by commas.");
 	return false;
 }
 
@@ -259,7 +261,7 @@ define_lease_settings(void)
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("idgen.lease_test_unsafe",
 							   "Protections of node id leases to disable, for tests that show what they prevent.",
-							   "A comma-separated list of \"fence\", \"ceiling\" and \"floor\". Never set it on a server whose IDs matter.",
+							   "A comma-separated list of \"fence\", \"ceiling\", \"floor\" and \"history\". Never set it on a server whose IDs matter.",
 							   &idgen_lease_test_unsafe,
 							   "",
 							   PGC_POSTMASTER, GUC_NOT_IN_SAMPLE,

@@ -32,6 +32,7 @@ extern char *idgen_lease_test_unsafe;
 #define SETTINGS_UNSAFE_FENCE	0x01
 #define SETTINGS_UNSAFE_CEILING	0x02
 #define SETTINGS_UNSAFE_FLOOR	0x04
+#define SETTINGS_UNSAFE_HISTORY	0x08
 extern int	settings_lease_unsafe(void);
 extern int	idgen_node_bits;
 extern char *idgen_epoch;

@@ -34,6 +34,7 @@
 #include "base/clock.h"
 #include "base/compat.h"
 #include "base/conninfo.h"
+#include "base/etcd_url.h"
 #include "base/node.h"
 #include "base/settings.h"
 #include "lease.h"
@@ -43,6 +44,7 @@ bool		lease_on = false;
 bool		lease_fence_off = false;
 bool		lease_ceiling_off = false;
 bool		lease_floor_off = false;
+bool		lease_history_off = false;
 
 /* Where the registry is, without its password: set in _PG_init. */
 static char *registry_display = NULL;
@@ -87,6 +89,7 @@ lease_configure(void)
 	lease_fence_off = (unsafe & SETTINGS_UNSAFE_FENCE) != 0;
 	lease_ceiling_off = (unsafe & SETTINGS_UNSAFE_CEILING) != 0;
 	lease_floor_off = (unsafe & SETTINGS_UNSAFE_FLOOR) != 0;
+	lease_history_off = (unsafe & SETTINGS_UNSAFE_HISTORY) != 0;
 	if (unsafe != 0)
 		ereport(WARNING,
 				(errcode(ERRCODE_WARNING),
@@ -288,7 +291,7 @@ idgen_node_lease(PG_FUNCTION_ARGS)
 	settings_require_preloaded(lease != NULL);
 	lease_read(&v);
 	left = lease_left_us();
-	values[0] = CStringGetTextDatum("lease");
+	values[0] = CStringGetTextDatum(etcd_url_is(idgen_node_registry) ? "etcd" : "lease");
 	nulls[1] = v.node_id < 0;
 	values[1] = Int32GetDatum(v.node_id);
 	nulls[3] = nulls[4] = false;

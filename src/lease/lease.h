@@ -1,10 +1,11 @@
 /*
  * lease.h
- *		Node ids leased from a registry database (idgen.node_registry): the
- *		lease as shared memory publishes it, what backends check before they
- *		generate and where a tick starts, and the "idgen node lease" worker
- *		that acquires and renews it (lease_worker.c, which talks to the
- *		registry through lease_conn.c and keeps its token in lease_token.c).
+ *		Node ids leased from a registry (idgen.node_registry: a database, or
+ *		etcd): the lease as shared memory publishes it, what backends check
+ *		before they generate and where a tick starts, and the "idgen node
+ *		lease" worker that acquires and renews it (lease_worker.c, which talks
+ *		to the registry through lease_ops.h and keeps its token in
+ *		lease_token.c).
  */
 #ifndef IDGEN_LEASE_H
 #define IDGEN_LEASE_H
@@ -50,6 +51,7 @@ extern bool lease_on;
 extern bool lease_fence_off;	/* idgen.lease_test_unsafe = fence */
 extern bool lease_ceiling_off;	/* idgen.lease_test_unsafe = ceiling */
 extern bool lease_floor_off;	/* idgen.lease_test_unsafe = floor */
+extern bool lease_history_off;	/* idgen.lease_test_unsafe = history */
 
 extern void lease_configure(void);
 extern Size lease_shmem_size(void);

@@ -1,7 +1,7 @@
 /*
  * lease_worker.c
  *		The "idgen node lease" background worker: leases this server's node
- *		id from the registry (idgen.node_registry) over libpq, renews it
+ *		id from the registry (idgen.node_registry), renews it
  *		every third of idgen.node_lease_s, and publishes it in shared memory
  *		(lease.h), where backends check it.
  *
@@ -29,10 +29,12 @@
  * backend crashed) renews the lease it finds there, while a copy of the
  * data directory, started by another postmaster, must acquire.
  *
- * The conversation with the registry is lease_conn.c's: every libpq call
- * waits on the latch with a deadline, so a registry that hangs never keeps
- * the worker from shutting down; backends never wait for the worker, as
- * the fence runs out by itself.
+ * The conversation with the registry goes through a table of operations
+ * (lease_ops.h), one per kind of registry: a PostgreSQL database
+ * (lease_pg.c, over lease_conn.c's libpq) or etcd (lease_etcd.c).  Every
+ * call has a deadline, so a registry that hangs never keeps the worker
+ * from shutting down; backends never wait for the worker, as the fence
+ * runs out by itself.
  */
 #include "postgres.h"
 
@@ -52,11 +54,12 @@
 #include "utils/timestamp.h"
 
 #include "base/clock.h"
+#include "base/etcd_url.h"
 #include "base/layout.h"
 #include "base/node.h"
 #include "base/settings.h"
 #include "lease.h"
-#include "lease_conn.h"
+#include "lease_ops.h"
 #include "lease_state.h"
 #include "lease_token.h"
 #include "marks/marks.h"
@@ -78,6 +81,8 @@ typedef struct Holder
 } Holder;
 
 static Holder me = {.node_id = -1};
+/* the registry's kind, chosen at start */
+static const LeaseOps *ops = &lease_pg_ops;
 
 static int64
 lease_ms(void)
@@ -117,24 +122,16 @@ lease_renew(void)
 {
 	TimestampTz sent_at = GetCurrentTimestamp();
 	int64		sent_us = lease_monotonic_us();
-	char		node[16],
-				lease_s[16],
-				mark[32];
-	const char *params[] = {node, me.token, lease_s, mark};
 	char	   *err = NULL;
-	char		sqlstate[6];
-	PGresult   *r;
-	int64		ceiling;
+	int64		ceiling = 0;
+	LeaseCall	call;
 
-	snprintf(node, sizeof(node), "%d", me.node_id);
-	snprintf(lease_s, sizeof(lease_s), "%d", idgen_node_lease_s);
-	snprintf(mark, sizeof(mark), INT64_FORMAT, lease_report_mark());
-	r = lease_conn_exec("SELECT idgen_lease_renew($1::integer, $2::uuid, $3::integer, $4::bigint)", 4, params,
-						sent_us + lease_ms() * 1000 / 3, &err, sqlstate);
-	if (r == NULL)
+	call = ops->renew(me.node_id, me.token, idgen_node_lease_s, lease_report_mark(),
+					  sent_us + lease_ms() * 1000 / 3, &ceiling, &err);
+	if (call != LEASE_CALL_OK)
 	{
 		me.held = false;
-		if (strcmp(sqlstate, "55000") == 0)
+		if (call == LEASE_CALL_LOST)
 		{
 			me.lost = true;
 			lease_state_lost(me.node_id, err);
@@ -143,8 +140,6 @@ lease_renew(void)
 			lease_state_renew_failed(me.node_id, err);
 		return false;
 	}
-	ceiling = (int64) strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-	PQclear(r);
 	lease_state_renewed(me.node_id, ceiling, sent_us + lease_ms() * 1000 - lease_margin_us(),
 						sent_at + lease_ms() * 1000 - lease_margin_us());
 	me.held = true;
@@ -204,42 +199,29 @@ lease_start(int64 previous_mark)
 static void
 lease_acquire(void)
 {
-	char		bits[16],
-				sysid[32],
-				lease_s[16],
-				epoch[32];
-	/* the nil UUID: no token yet */
-	const char *params[] = {bits, me.identity, sysid,
-		me.token[0] ? me.token : "00000000-0000-0000-0000-000000000000", lease_s, epoch};
+	LeaseAsk	ask = {
+		.node_bits = idgen_node_bits,
+		.identity = me.identity,
+		.system_identifier = (int64) GetSystemIdentifier(),
+		.token = me.token,
+		.lease_s = idgen_node_lease_s,
+		/* marks made under an earlier epoch are raised by the difference */
+		.epoch_ms = layout_default()->epoch_ms,
+	};
+	char		token[sizeof(me.token)];
 	char	   *err = NULL;
-	char		sqlstate[6];
-	PGresult   *r;
-	int64		previous_mark;
+	int64		previous_mark = 0;
+	int			node;
 
-	snprintf(bits, sizeof(bits), "%d", idgen_node_bits);
-	snprintf(sysid, sizeof(sysid), INT64_FORMAT, (int64) GetSystemIdentifier());
-	snprintf(lease_s, sizeof(lease_s), "%d", idgen_node_lease_s);
-	/* marks made under an earlier epoch are raised by the difference */
-	snprintf(epoch, sizeof(epoch), INT64_FORMAT, layout_default()->epoch_ms);
-	r = lease_conn_exec("SELECT node_id, new_token, previous_mark_ms FROM idgen_lease_acquire($1::integer, $2::text, $3::bigint, $4::uuid, $5::integer, $6::bigint)",
-						6, params, lease_monotonic_us() + lease_ms() * 1000 / 3, &err, sqlstate);
-	if (r == NULL)
+	node = ops->acquire(&ask, token, sizeof(token), &previous_mark,
+						lease_monotonic_us() + lease_ms() * 1000 / 3, &err);
+	if (node < 0)
 	{
 		lease_state_publish(me.node_id, LEASE_ACQUIRING, err);
 		return;
 	}
-	/* the registry kept the leases it could not renew for their holders */
-	if (PQgetisnull(r, 0, 0))
-	{
-		PQclear(r);
-		lease_state_publish(me.node_id, LEASE_ACQUIRING,
-							"The registry answered no node id this time: it keeps its leases for their holders first, as it answered nothing for a while or lost commits.");
-		return;
-	}
-	me.node_id = atoi(PQgetvalue(r, 0, 0));
-	strlcpy(me.token, PQgetvalue(r, 0, 1), sizeof(me.token));
-	previous_mark = (int64) strtoll(PQgetvalue(r, 0, 2), NULL, 10);
-	PQclear(r);
+	me.node_id = node;
+	strlcpy(me.token, token, sizeof(me.token));
 	/* the marks marks.c keeps free room for are this node id's */
 	node_id_leased(me.node_id);
 	lease_start(previous_mark);
@@ -262,12 +244,7 @@ lease_acquire(void)
 static void
 lease_release(void)
 {
-	char		node[16],
-				mark[32];
-	const char *params[] = {node, me.token, mark};
 	char	   *err = NULL;
-	char		sqlstate[6];
-	PGresult   *r;
 	int64		highest;
 
 	lease_state_fence_now();
@@ -286,15 +263,9 @@ lease_release(void)
 				 errhint("The node id is leased again once its lease expires.")));
 		return;
 	}
-	snprintf(node, sizeof(node), "%d", me.node_id);
-	snprintf(mark, sizeof(mark), INT64_FORMAT, highest);
 	/* ShutdownRequestPending would end the wait at once */
 	ShutdownRequestPending = false;
-	r = lease_conn_exec("SELECT idgen_lease_release($1::integer, $2::uuid, $3::bigint)", 3, params,
-						lease_monotonic_us() + 2000000, &err, sqlstate);
-	if (r != NULL)
-		PQclear(r);
-	else
+	if (!ops->release(me.node_id, me.token, highest, lease_monotonic_us() + 2000000, &err))
 		ereport(LOG,
 				(errmsg("idgen: could not release the lease of node id %d", me.node_id),
 				 errdetail_internal("%s", err)));
@@ -321,6 +292,8 @@ lease_worker_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	cxt = AllocSetContextCreate(TopMemoryContext, "idgen node lease", ALLOCSET_DEFAULT_SIZES);
 	lease_identity();
+	if (etcd_url_is(idgen_node_registry))
+		ops = &lease_etcd_ops;
 	me.node_id = lease_token_read(me.token, sizeof(me.token));
 	if (me.node_id >= 0)
 	{
@@ -356,7 +329,7 @@ lease_worker_main(Datum arg)
 	}
 	MemoryContextSwitchTo(cxt);
 	lease_release();
-	lease_conn_close();
+	ops->close();
 	proc_exit(0);
 }
 
