@@ -6,7 +6,9 @@ cluster's dump restored into the old one)."""
 import os
 import shutil
 
-from clients import create_extension
+import psycopg2
+
+from clients import LOST, call_sql, create_extension, now_ms, parse_ids
 from cluster import RUN_USER, Cluster, as_user
 from lineage import Lineage
 from params import CURRENT
@@ -15,6 +17,9 @@ OWNER = "chaos_owner"
 TABLE = "chaos_ids"
 # README, Rows copied in without idgen's objects: the step after such a load
 TABLE_STEP = "SELECT idgen_resume_after((idgen_decode(max(id))).ts) FROM %s" % TABLE
+# a layout no other server defines: IDs made in it before a restore equal none
+HELD_LAYOUT = ("SELECT idgen_define_layout('held', '2024-01-01 00:00:00+00', '{time,node,sequence}', "
+               "'{41,10,12}'); SELECT idgen_next('held')")
 
 
 class Moves:
@@ -105,6 +110,31 @@ class Moves:
         self.role[to] = "primary"
         self.touch(to)
         self.load(cl, db, dump, op, op.get("what", "db") == "db")
+
+    def hold_session(self, cl, db):
+        """A session of cl's db that generates before a restore into another
+        database of the server, and stays open (issue #38, row 4)."""
+        conn = cl.connect(db)
+        with conn.cursor() as cur:
+            cur.execute(HELD_LAYOUT)
+        return conn
+
+    def held_after(self, c, db, conn):
+        """The held session generates again after the restore: refused (a
+        refusal is server-wide and sticky), or above every ID of the line."""
+        call = ["next", None, 1, 1000]
+        res = {"c": c, "db": db, "call": call, "text": call_sql(call), "ids": [], "error": None}
+        view = self.read_view(c, db)
+        res["t0"] = now_ms()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(res["text"])
+                res["ids"] = parse_ids(call, cur.fetchone()[0])
+        except psycopg2.Error as e:
+            res["error"] = (e.pgcode or LOST, str(e))
+        res["t1"] = now_ms()
+        conn.close()
+        self.check_call(res, view, None)
 
     def continued(self, c):
         """A line that goes on from c's, in a new run."""
