@@ -359,6 +359,9 @@ class Drills:
             # the new cluster generates, the old one gets its data back
             move = {k: v for k, v in move.items() if k != "other"}
             move.update(op="rollback", c=new, new=c)
+            # 6 s further ahead: the rollback's steps take seconds, and the old
+            # server must start behind the IDs the new one made
+            ahead = dict(ahead, clock_offset_ms=ahead["clock_offset_ms"] + 6000)
             ops = [reload, first, {"op": "upgrade", "c": c, "new": new, "set": ahead},
                    self.on(refused, new), move, self.on(refused, c)]
             new, other_after, outbox = c, None, outbox and dict(outbox, c=c)
