@@ -108,13 +108,27 @@ class Applying:
     def apply_move(self, op):
         """The node id goes with the database; the old server is retired."""
         old = self.clusters.pop(op["c"])
-        dbs = {op["db"]: copy.deepcopy(old["dbs"][op["db"]])}
+        dbs = {op["db"]: copy.deepcopy(old["dbs"][op["db"]]) if op.get("what") != "table" else
+               {"version": CURRENT, "layouts": {}}}
         if op.get("other"):
             dbs[op["other"]] = {"version": CURRENT, "layouts": {}}
         self.clusters[op["new"]] = {"set": dict(op["set"]), "role": "primary", "standby": None,
                                     "dbs": dbs,
                                     "nodes": set(old["nodes"]), "combos": set(old["combos"]),
                                     "epochs": set(old["epochs"]) | {op["set"]["epoch"]}, "sync": False}
+
+    def apply_upgrade(self, op):
+        """The new cluster has the old one's databases; the old one is
+        out of the model until its rollback."""
+        old = self.clusters.pop(op["c"])
+        self.clusters[op["new"]] = dict(copy.deepcopy(old), set=dict(op["set"]), standby=None, sync=False,
+                                        epochs=set(old["epochs"]) | {op["set"]["epoch"]})
+
+    def apply_rollback(self, op):
+        """The old cluster back with the new one's databases (the new one's
+        line), the new one retired."""
+        m = self.clusters.pop(op["c"])
+        self.clusters[op["new"]] = dict(m, set=dict(op["set"]), epochs=m["epochs"] | {op["set"]["epoch"]})
 
     def apply_burst(self, op):
         pass

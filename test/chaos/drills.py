@@ -4,6 +4,7 @@ lease_drills.py).  Each returns its first op and queues the others, or
 None when the servers do not allow it now."""
 
 import datetime
+import random
 
 from layouts import EPOCHS, NAMES
 from params import (CURRENT, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, NARROW, NODE_IDS,
@@ -336,8 +337,51 @@ class Drills:
                self.burst_new_db(new, other), self.burst_db(c, new, db),
                {"op": "resume", "c": new, "db": db, "newest": True},
                self.burst_db(c, new, db), self.burst_new_db(new, other), self.outbox_in(new, db)]
+        ops = self.move_form(ops, ahead)
         self.queue += [op for op in ops[1:] if op]
         return ops[0]
+
+    def move_form(self, ops, ahead):
+        """The move drill's ops in the form drawn from a stream of their own
+        (the main stream draws what the plain move draws): who restores
+        (postgres, or the database's owner into a database a superuser
+        made), what (the database, or one table idgen cannot see: README's
+        step, then only idgen's own layout until the clock passes the old
+        IDs of every layout) and which way (into a new cluster, or back into
+        the old one after its pg_upgrade into a new one that generated)."""
+        side = random.Random(str(self.r.getstate()))
+        who, what = side.choice(["postgres", "owner"]), side.choice(["db", "db", "table"])
+        rollback = side.random() < 1 / 3
+        reload, first, move, new_other, refused, resume, after, other_after, outbox = ops
+        c, db, new, s = move["c"], move["db"], move["new"], move["set"]
+        move.update({k: v for k, v in (("who", who), ("what", what)) if v not in ("postgres", "db")})
+        if rollback:
+            # the new cluster generates, the old one gets its data back
+            move = {k: v for k, v in move.items() if k != "other"}
+            move.update(op="rollback", c=new, new=c)
+            # 6 s further ahead: the rollback's steps take seconds, and the old
+            # server must start behind the IDs the new one made; not for one
+            # table, whose step must pass idgen.max_clock_regression_ms
+            ahead = dict(ahead, clock_offset_ms=ahead["clock_offset_ms"] + 6000 * (what == "db"))
+            ops = [reload, first, {"op": "upgrade", "c": c, "new": new, "set": ahead},
+                   self.on(refused, new), move, self.on(refused, c)]
+            new, other_after, outbox = c, None, outbox and dict(outbox, c=c)
+            after = self.on(after, c)
+        else:
+            ops = [reload, first, move, new_other, refused]
+        if what == "db":
+            return ops + [dict(resume, c=new), after, other_after, outbox]
+        own = {"op": "burst", "kill": None,
+               "clients": [{"c": new, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]}
+        idle = ahead["clock_offset_ms"] - s["clock_offset_ms"] + ahead["max_lead_ms"] + 2000
+        return ops[:3 + 2 * rollback] + [
+            {"op": "resume", "c": new, "db": db, "table": True}, own, {"op": "pause", "ms": idle},
+            after if rollback else self.burst_new_db(new, db), other_after, outbox]
+
+    @staticmethod
+    def on(burst, c):
+        """burst's clients on server c."""
+        return burst and dict(burst, clients=[dict(cl, c=c) for cl in burst["clients"]])
 
     def drill_refused(self):
         """A layout whose node field is too narrow for the server's node id,

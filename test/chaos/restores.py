@@ -12,6 +12,7 @@ from cluster import Cluster, as_user
 from invariants import restored
 from layouts import HWM_STEP_MS
 from lineage import Lineage
+from moves import TABLE_STEP, Moves
 from params import CURRENT
 
 # of constraints can see through: a restore must define the layouts before
@@ -28,7 +29,7 @@ SELECT count(*) FROM chaos_checked"""
 
 
 
-class Restores:
+class Restores(Moves):
     def do_lose_hwm(self, op):
         """idgen_hwm deleted with the server stopped, after a CHECKPOINT took
         the WAL copy of its marks away; the server starts with op's
@@ -59,7 +60,10 @@ class Restores:
             return False
         cl = self.clusters[c]
         self.touch(c)
-        self.resume_after(c, op["db"], op.get("newest", False))
+        if op.get("table"):
+            cl.query(op["db"], TABLE_STEP)
+        else:
+            self.resume_after(c, op["db"], op.get("newest", False))
         cl.stop("fast")
         self.lineage[c].frontier.new_run()
         cl.start()
@@ -78,38 +82,38 @@ class Restores:
             self.op_errors["idgen_resume_after: %s" % normalize(str(e))] += 1
 
     def do_move(self, op):
-        """pg_dump of a database, its server retired, and pg_restore into a
-        new cluster of its own initdb (another system identifier) with the
-        old server's node id: the new server continues the old one's line."""
+        """pg_dump of a database (or, op's "what" "table", of one table),
+        its server retired, and pg_restore (by op's "who") into a new
+        cluster of its own initdb (another system identifier) with the old
+        server's node id: the new server continues the old one's line."""
         c, new = op["c"], op["new"]
         if not self.live(c) or new in self.clusters:
             return False
-        src = self.clusters[c]
         cl = Cluster(self.pg, self.root, new)
         dump = os.path.join(cl.dir, "dump.custom")
-        rows = self.checked_rows(c, op["db"])
-        as_user([self.pg.tool("pg_dump"), "-Fc", "-f", dump, "-h", src.dir, "-p", "5432",
-                 "-U", "postgres", op["db"]])
+        op = dict(op, rows=self.checked_rows(c, op["db"]))
+        self.dump(c, op["db"], dump, op.get("what", "db"))
         self.touch(c)
-        src.stop("fast")
+        self.clusters[c].stop("fast")
         self.role[c] = "retired"
-        for key in [k for k in self.pollers if k[0] == c]:
-            del self.pollers[key]
+        self.drop_pollers(c)
         cl.create_fresh()
         cl.write_settings(op["set"])
         self.clusters[new] = cl
         self.role[new] = "primary"
-        lin = self.lineage[c]
-        frontier = lin.frontier.copy()
-        frontier.new_run()
-        self.lineage[new] = Lineage(lin.hi, lin.lead, frontier, lin.newest)
+        self.lineage[new] = self.continued(c)
         cl.start()
         self.touch(new)
+        held = None
         if op.get("other"):
             cl.query("postgres", 'CREATE DATABASE "%s"' % op["other"])
             cl.query(op["other"], create_extension(CURRENT))
-        cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
-        self.restore(cl, op["db"], dump, rows)
+            # one table is not seen: only a whole database's refusal reaches it
+            if op.get("what", "db") == "db":
+                held = self.hold_session(cl, op["other"])
+        self.load(cl, op["db"], dump, op, True)
+        if held:
+            self.held_after(new, op["other"], held)
 
     def checked_rows(self, c, db):
         """Rows of chaos_checked in c's db after adding 100; None where the
@@ -119,11 +123,12 @@ class Restores:
         except psycopg2.Error:
             return None
 
-    def restore(self, cl, db, dump, rows):
-        """pg_restore, then every row of chaos_checked must be back."""
+    def restore(self, cl, db, dump, rows, user="postgres"):
+        """pg_restore by user (without the dump's owners where not
+        postgres), then every row of chaos_checked must be back."""
         try:
-            as_user([self.pg.tool("pg_restore"), "-h", cl.dir, "-p", "5432", "-U", "postgres",
-                     "-d", db, dump])
+            as_user([self.pg.tool("pg_restore"), "-h", cl.dir, "-p", "5432", "-U", user] +
+                    ([] if user == "postgres" else ["--no-owner"]) + ["-d", db, dump])
         except RuntimeError as e:
             self.op_errors["pg_restore: %s" % normalize(str(e)[-200:])] += 1
         if rows is None:

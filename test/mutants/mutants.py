@@ -157,6 +157,20 @@ MUTANTS = [
      "idgen_resume_after() above IDs of an earlier epoch does not make the cluster record that"
      " epoch: a database of it moved on to a cluster with its epoch resumes below those IDs",
      [("\tprov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms - lead);\n", "")]),
+    # Issue #38's rows 1, 3 and 4, each its fix undone.
+    ("redo_epoch", "src/marks/marks_xlog.c",
+     "a mark replayed on a standby whose idgen.epoch differs from its primary's is kept under the"
+     " primary's epoch: promoted, the standby resumes below the IDs it replicated",
+     [("\te = marks_entry_named(layout, epoch_ms, node, node_bits, false);\n\tmarks_move_epoch(e);\n",
+       "\te = marks_entry_named(layout, epoch_ms, node, node_bits, false);\n")]),
+    ("upgrade_self", "src/provenance/provenance.c",
+     "pg_upgrade's new cluster never records itself in idgen_system: its dump restored back into"
+     " the old cluster (a rollback) is not refused",
+     [("\tif (!self_recorded)\n\t\tprovenance_table_record_self(", "\tif (false && !self_recorded)\n\t\tprovenance_table_record_self(")]),
+    ("refusal_sticky", "src/gen/generator.c",
+     "a backend that passed its provenance check never looks at the server's refusal again: a"
+     " session that generated before a restore into another database keeps generating",
+     [("\t/* a refusal reaches backends that generated before it */\n\tprovenance_check_tick();\n", "")]),
     # Planted blind (issue #40): by a reviewer who read src/ and docs/guarantees.md only.
     ('blind_tick_behind_reuse', 'src/gen/step.h',
      "Breaks 'Logical time is the later of the clock and the newest tick used' (uniqueness): when a tick fills while the clock reads behind the state's newest tick (a burst that borrowed ahead, e.g. js53 or decimal19, or a clock stepped back), the next tick is taken at the clock's millisecond, one already used, so IDs repeat.",

@@ -1,0 +1,148 @@
+"""The ways a database's IDs are carried that the move drill draws (issue
+#38 item 7): a restore by the database's non-superuser owner, one table's
+dump that idgen cannot see, and a rollback after pg_upgrade (the new
+cluster's dump restored into the old one)."""
+
+import os
+import shutil
+
+import psycopg2
+
+from clients import LOST, call_sql, create_extension, now_ms, parse_ids
+from cluster import RUN_USER, Cluster, as_user
+from lineage import Lineage
+from params import CURRENT
+
+OWNER = "chaos_owner"
+TABLE = "chaos_ids"
+# README, Rows copied in without idgen's objects: the step after such a load
+TABLE_STEP = "SELECT idgen_resume_after((idgen_decode(max(id))).ts) FROM %s" % TABLE
+# a layout no other server defines: IDs made in it before a restore equal none
+HELD_LAYOUT = ("SELECT idgen_define_layout('held', '2024-01-01 00:00:00+00', '{time,node,sequence}', "
+               "'{41,10,12}'); SELECT idgen_next('held')")
+
+
+class Moves:
+    def dump(self, c, db, path, what):
+        """pg_dump -Fc of c's db; what "table": of the table chaos_ids only,
+        first filled with the largest ID c's line made in idgen's own layout
+        (the newest: a server resumes above its earlier IDs), as a table
+        whose key is idgen_next() holds."""
+        args = []
+        if what == "table":
+            tops = [v for part in (self.lineage[c].frontier.before, self.lineage[c].frontier.now)
+                    for (g, _, _), v in part.items() if g == ("idgen",)]
+            self.clusters[c].query(db, "CREATE TABLE IF NOT EXISTS %s (id bigint PRIMARY KEY)" % TABLE)
+            if tops:
+                self.clusters[c].query(db, "INSERT INTO %s VALUES (%%s) ON CONFLICT DO NOTHING" % TABLE,
+                                       (max(tops),))
+            args = ["-t", TABLE]
+        as_user([self.pg.tool("pg_dump"), "-Fc", "-f", path, "-h", self.clusters[c].dir, "-p", "5432",
+                 "-U", "postgres"] + args + [db])
+
+    def load(self, cl, db, path, op, fresh):
+        """The dump at path into cl's db, by op's "who": postgres, or (a
+        hosting service's way) the database's owner, a role without
+        superuser, into a database a superuser created with the extension.
+        One table goes into a database that has the extension already.
+        fresh: the database is made anew (dropped first if it exists)."""
+        who, what = op.get("who", "postgres"), op.get("what", "db")
+        if who == "owner":
+            cl.query("postgres", "DO $$BEGIN CREATE ROLE %s LOGIN; "
+                                 "EXCEPTION WHEN duplicate_object THEN NULL; END$$" % OWNER)
+        if fresh:
+            cl.query("postgres", 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % db)
+            cl.query("postgres", 'CREATE DATABASE "%s"%s' % (db, " OWNER " + OWNER if who == "owner" else ""))
+            if who == "owner" or what == "table":
+                cl.query(db, create_extension(CURRENT))
+        elif who == "owner":
+            cl.query("postgres", 'ALTER DATABASE "%s" OWNER TO %s' % (db, OWNER))
+        if what == "table":
+            cl.query(db, "DROP TABLE IF EXISTS %s" % TABLE)
+        rows = None if what == "table" else op.get("rows")
+        self.restore(cl, db, path, rows, OWNER if who == "owner" else "postgres")
+
+    def do_upgrade(self, op):
+        """pg_upgrade of c (stopped) into a cluster of its own initdb, in
+        copy mode (c can start again), idgen_hwm copied as README says;
+        the new server continues c's line with op's settings."""
+        c, new = op["c"], op["new"]
+        if not self.live(c) or new in self.clusters:
+            return False
+        src = self.clusters[c]
+        self.touch(c)
+        src.stop("fast")
+        self.role[c] = "upgraded"
+        self.drop_pollers(c)
+        cl = Cluster(self.pg, self.root, new)
+        cl.create_fresh()
+        cl.write_settings(op["set"])
+        self.clusters[new] = cl
+        self.role[new] = "primary"
+        as_user([self.pg.tool("pg_upgrade"), "--no-sync", "-d", src.data, "-D", cl.data,
+                 "-b", self.pg.bindir, "-B", self.pg.bindir, "-s", cl.dir], cwd=cl.dir)
+        hwm = os.path.join(cl.data, "idgen_hwm")
+        shutil.copy2(os.path.join(src.data, "idgen_hwm"), hwm)
+        if os.getuid() == 0:
+            shutil.chown(hwm, RUN_USER)
+        self.lineage[new] = self.continued(c)
+        cl.start()
+        self.touch(new)
+
+    def do_rollback(self, op):
+        """c's database (or table) dumped, c retired, and the server c was
+        upgraded from started again with op's settings, the dump restored
+        into it: it continues c's line, whose IDs it must resume above."""
+        c, to, db = op["c"], op["new"], op["db"]
+        if not self.live(c) or self.role.get(to) != "upgraded":
+            return False
+        dump = os.path.join(self.clusters[c].dir, "rollback.custom")
+        op = dict(op, rows=self.checked_rows(c, db))
+        self.dump(c, db, dump, op.get("what", "db"))
+        self.touch(c)
+        self.clusters[c].stop("fast")
+        self.role[c] = "retired"
+        self.drop_pollers(c)
+        cl = self.clusters[to]
+        cl.write_settings(op["set"])
+        self.lineage[to] = self.continued(c)
+        cl.start()
+        self.role[to] = "primary"
+        self.touch(to)
+        self.load(cl, db, dump, op, op.get("what", "db") == "db")
+
+    def hold_session(self, cl, db):
+        """A session of cl's db that generates before a restore into another
+        database of the server, and stays open (issue #38, row 4)."""
+        conn = cl.connect(db)
+        with conn.cursor() as cur:
+            cur.execute(HELD_LAYOUT)
+        return conn
+
+    def held_after(self, c, db, conn):
+        """The held session generates again after the restore: refused (a
+        refusal is server-wide and sticky), or above every ID of the line."""
+        call = ["next", None, 1, 1000]
+        res = {"c": c, "db": db, "call": call, "text": call_sql(call), "ids": [], "error": None}
+        view = self.read_view(c, db)
+        res["t0"] = now_ms()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(res["text"])
+                res["ids"] = parse_ids(call, cur.fetchone()[0])
+        except psycopg2.Error as e:
+            res["error"] = (e.pgcode or LOST, str(e))
+        res["t1"] = now_ms()
+        conn.close()
+        self.check_call(res, view, None)
+
+    def continued(self, c):
+        """A line that goes on from c's, in a new run."""
+        lin = self.lineage[c]
+        frontier = lin.frontier.copy()
+        frontier.new_run()
+        return Lineage(lin.hi, lin.lead, frontier, lin.newest)
+
+    def drop_pollers(self, c):
+        for key in [k for k in self.pollers if k[0] == c]:
+            del self.pollers[key]
