@@ -10,7 +10,8 @@ quietly testing nothing: refresh it with the code.
   mutants.py describe NAME         what the mutant breaks
   mutants.py check [NAME...]       every mutant named (default all) applies here
   mutants.py apply NAME DIR        plants it in the copy of the checkout in DIR
-  mutants.py daily K               K names for today, by the day of the year
+  mutants.py daily K               K names for today, by the day of the year,
+                                   among those every seed can kill
 """
 
 import datetime
@@ -230,6 +231,15 @@ def mutate(name, root):
     return path, text
 
 
+# Mutants that only some seeds' drills reach (docs/chaos.md says which and
+# why), or none yet: CI's daily pick, one random seed of 2 minutes, leaves
+# them to the release's full run, so that the day of the year does not
+# decide whether CI passes.
+SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
+                  "refusal_sticky", "upgrade_self", "redo_epoch",
+                  "blind_sync_fastpath"}
+
+
 def main(argv):
     if len(argv) < 2:
         fail(__doc__)
@@ -246,7 +256,7 @@ def main(argv):
         with open(os.path.join(args[1], path), "w") as f:
             f.write(text)
     elif cmd == "daily" and len(args) == 1:
-        names = list(BY_NAME)
+        names = [n for n in BY_NAME if n not in SEED_DEPENDENT]
         k = min(int(args[0]), len(names))
         day = datetime.date.today().timetuple().tm_yday
         print("\n".join(names[(day * k + i) % len(names)] for i in range(k)))
