@@ -65,6 +65,8 @@ class Etcd:
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def start_all(self):
+        if etcd_binary() is None:
+            raise RuntimeError("etcd is not installed: a recorded run that leased from etcd cannot replay")
         for m in MEMBERS:
             if m not in self.proc:
                 self.start(m)
@@ -77,7 +79,11 @@ class Etcd:
         if m in self.frozen:
             self.signal(m, signal.SIGCONT)
         p.send_signal(sig)
-        p.wait(30)
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
     def signal(self, m, sig):
         os.kill(self.proc[m].pid, sig)

@@ -60,7 +60,17 @@ class EtcdRegistry:
     def held_now(self):
         """{server: node id} of the live leasing servers holding one, and the step."""
         leases = {c: self.lease_of(c) for c in self.lessees()}
+        self.lease_refusals = self.refused_for_lease()
         return {c: lease[0] for c, lease in leases.items() if lease and lease[1] == "held"}, self.step
+
+    def refused_for_lease(self):
+        return sum(n for msg, n in self.refusals.items() if "holds no node id lease" in msg)
+
+    def count_refused(self, what):
+        """The summary says how many calls were refused for want of a lease
+        while a majority of etcd lived (none, as etcd promises)."""
+        self.refusals["etcd drill: calls refused for want of a lease while %s" % what] += \
+            self.refused_for_lease() - self.lease_refusals
 
     def etcd_kept(self, what, wait_s):
         """Every server that held a node id when etcd_held was taken holds
@@ -89,6 +99,7 @@ class EtcdRegistry:
         """The killed member started again: no holder lost its node id."""
         if self.etcd is None or len(self.etcd.proc) != 2:
             return False
+        self.count_refused("a member was killed")
         self.etcd.start_all()
         self.etcd_kept("an etcd member was killed", LEASE_S)
 
@@ -105,6 +116,7 @@ class EtcdRegistry:
         """The frozen member woken: no holder lost its node id."""
         if self.etcd is None or not self.etcd.frozen:
             return False
+        self.count_refused("a member was frozen")
         for m in list(self.etcd.frozen):
             self.etcd.signal(m, signal.SIGCONT)
         self.etcd_kept("an etcd member was frozen", LEASE_S)

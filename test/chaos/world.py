@@ -69,6 +69,7 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
         self.registry_dump = None       # the path of the registry's last pg_dump
         self.etcd = None                # the etcd registry (etcd.py), in the registry's place
         self.etcd_held = ({}, 0)        # {server: node id held} when an etcd member failed, the step
+        self.lease_refusals = 0         # calls refused for want of a lease then
 
     def live(self, c, role="primary"):
         cl = self.clusters.get(c)
