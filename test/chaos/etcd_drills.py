@@ -35,7 +35,7 @@ class EtcdDrills:
 
     def drill_etcd_leader(self):
         """The etcd leader killed (SIGKILL), started again after two leases."""
-        return self.failing_member({"op": "etcd_kill", "leader": True}, {"op": "etcd_start"})
+        return self.failing_member({"op": "etcd_kill"}, {"op": "etcd_start"})
 
     def drill_etcd_minority(self):
         """A follower frozen (SIGSTOP) for two leases, then woken."""

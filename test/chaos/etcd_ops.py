@@ -86,14 +86,12 @@ class EtcdRegistry:
         self.check_held()
 
     def do_etcd_kill(self, op):
-        """One etcd member killed (SIGKILL): the leader, or a follower."""
+        """The etcd leader killed (SIGKILL)."""
         if self.etcd is None or len(self.etcd.proc) < 3:
             return False
         leader = self.etcd.wait_leader()
-        m = leader if op["leader"] else [k for k in sorted(self.etcd.proc) if k != leader][0]
         self.etcd_held = self.held_now()
-        self.etcd.stop(m, signal.SIGKILL)
-        self.refusals["etcd drill: %s member killed" % ("the leader" if op["leader"] else "a follower")] += 1
+        self.etcd.stop(leader, signal.SIGKILL)
 
     def do_etcd_start(self, op):
         """The killed member started again: no holder lost its node id."""
