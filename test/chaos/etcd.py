@@ -73,11 +73,11 @@ class Etcd:
         return self.wait_leader()
 
     def stop(self, m, sig=signal.SIGTERM):
-        p = self.proc.pop(m, None)
-        if p is None:
+        if m not in self.proc:
             return
         if m in self.frozen:
             self.signal(m, signal.SIGCONT)
+        p = self.proc.pop(m)
         p.send_signal(sig)
         try:
             p.wait(30)
