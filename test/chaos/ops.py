@@ -15,6 +15,7 @@ of the state in applying.py, and what they draw from in params.py.
 from applying import Applying
 from choices import Choices
 from drills import Drills
+from etcd_drills import ETCD_DRILLS, EtcdDrills, draws_etcd
 from layouts import EPOCHS, FAMILIES
 from lease_drills import LeaseDrills
 from params import (ALL_DRILLS, CURRENT, DBS, DRILLS, LATER_DRILLS, LEASE_DRILLS, LEASE_S, MAX_MARKS,
@@ -51,9 +52,10 @@ def call_text(call):
 
 
 
-class Model(Choices, Drills, LeaseDrills, Applying):
+class Model(Choices, Drills, LeaseDrills, EtcdDrills, Applying):
     def __init__(self, rng, clients, databases=len(DBS)):
         self.r = rng
+        self.etcd = draws_etcd(rng)
         self.clients = clients
         self.db_names = DBS[:databases]
         self.clusters = {}
@@ -74,14 +76,15 @@ class Model(Choices, Drills, LeaseDrills, Applying):
         # the lease drills among those
         for kind in LEASE_DRILLS:
             self.drills.insert(self.r.randint(len(DRILLS), len(self.drills)), kind)
-        self.drills += REGISTRY_DRILLS
+        # etcd's drills in the PostgreSQL registry's place, on a run that has etcd
+        self.drills += ETCD_DRILLS if self.etcd else REGISTRY_DRILLS
         self.drill_at = self.r.randint(6, 12)
 
     def setup_ops(self):
         ops = []
         for name, node in (("A", 1), ("B", 2)):
             ops.append({"op": "cluster", "c": name, "set": self.default_settings(node)})
-        ops.append({"op": "registry", "reserved": list(NODE_IDS)})
+        ops.append(dict({"op": "registry", "reserved": list(NODE_IDS)}, **({"etcd": True} if self.etcd else {})))
         ops.append({"op": "cluster", "c": "L", "set": self.lease_settings()})
         for c, db in [("A", d) for d in self.db_names[:2]] + [("B", "db1"), ("L", "db1")]:
             ops.append({"op": "createdb", "c": c, "db": db, "version": CURRENT})
@@ -112,7 +115,7 @@ class Model(Choices, Drills, LeaseDrills, Applying):
                     op = self.choose_promote()      # the standby there is in the way
                 elif kind == "refused":
                     op = self.make_wide()
-                elif kind in LEASE_DRILLS + REGISTRY_DRILLS:
+                elif kind in LEASE_DRILLS + REGISTRY_DRILLS + ETCD_DRILLS:
                     op = self.make_leasing()
                 elif kind != "failover" and self.quiet_primary() is None:
                     op = self.make_quiet()
@@ -164,7 +167,10 @@ class Model(Choices, Drills, LeaseDrills, Applying):
         return {"name": name, "epoch": self.r.choice(EPOCHS), "family": fam}
 
     def choose_drill(self):
-        return self.drill(self.r.choice(ALL_DRILLS))
+        kind = self.r.choice(ALL_DRILLS)
+        if self.etcd and kind in REGISTRY_DRILLS:
+            kind = ETCD_DRILLS[REGISTRY_DRILLS.index(kind) % len(ETCD_DRILLS)]
+        return self.drill(kind)
 
     def drill(self, kind):
         """The first op of a drill, the others queued; None when the

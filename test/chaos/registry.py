@@ -46,7 +46,10 @@ class Registry:
 
     def do_registry(self, op):
         """The registry: a cluster of its own, which nothing generates in,
-        so that stopping it stops no server that generates."""
+        so that stopping it stops no server that generates; or a
+        three-member etcd cluster in its place (op's etcd)."""
+        if op.get("etcd"):
+            return self.etcd_registry(op)
         cl = self.new_cluster(REGISTRY, {"node_id": 0})
         self.clusters[REGISTRY] = cl
         self.role[REGISTRY] = "registry"
@@ -56,7 +59,15 @@ class Registry:
                                            "chaos: set by hand", "100 years", "100 years",
                                            op["reserved"]))
 
+    def registry_address(self):
+        """idgen.node_registry of the leasing servers."""
+        if self.etcd is not None:
+            return self.etcd.url()
+        return "host=%s port=5432 dbname=postgres" % os.path.join(self.root, REGISTRY)
+
     def do_registry_stop(self, op):
+        if self.etcd is not None:
+            return self.etcd_stop()
         cl = self.registry()
         if cl is None or not cl.running:
             return False
@@ -64,6 +75,8 @@ class Registry:
 
     def do_registry_start(self, op):
         """The registry back: every holder renews (or leases again) and generates."""
+        if self.etcd is not None:
+            return self.etcd_start()
         cl = self.registry()
         if cl is None or cl.running:
             return False
@@ -72,6 +85,8 @@ class Registry:
             self.wait_lease(c, 3 * int(self.clusters[c].settings["node_lease_s"]))
 
     def do_reserve(self, op):
+        if self.etcd is not None:
+            return self.etcd_reserve()
         cl = self.registry()
         if cl is None or not cl.running:
             return False
@@ -79,6 +94,8 @@ class Registry:
                                            RESERVED, "1 day", "1 day", list(LEASE_POOL)))
 
     def do_unreserve(self, op):
+        if self.etcd is not None:
+            return self.etcd_unreserve()
         cl = self.registry()
         if cl is None or not cl.running:
             return False

@@ -22,7 +22,8 @@ from leases import Leases
 from lineage import Lineage
 from outbox import Outbox
 from params import CURRENT, DBS
-from registry import REGISTRY, Registry
+from etcd_ops import EtcdRegistry
+from registry import Registry
 from restores import Restores
 from standbys import Standbys
 
@@ -30,13 +31,13 @@ from standbys import Standbys
 # step its clock or promote one (and bursts with a SIGKILL).
 POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update", "pause",
               "lose_hwm", "resume", "registry_start", "thaw", "registry_thaw", "registry_restore",
-              "registry_failover"}
+              "registry_failover", "etcd_start", "etcd_thaw"}
 # Ops after which no two servers may hold one node id.
 LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "unreserve",
-                     "registry_thaw", "registry_restore", "registry_failover"}
+                     "registry_thaw", "registry_restore", "registry_failover", "etcd_start", "etcd_thaw"}
 
 
-class World(Bursts, Leases, Outbox, Registry, Restores, Standbys):
+class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
     def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
         self.ignore = set(ignore)
@@ -66,6 +67,9 @@ class World(Bursts, Leases, Outbox, Registry, Restores, Standbys):
         self.holder = {}            # leased node id -> (server seen holding it, step)
         self.registry_frozen = None     # (pids SIGSTOPped, {server: node id held}, step)
         self.registry_dump = None       # the path of the registry's last pg_dump
+        self.etcd = None                # the etcd registry (etcd.py), in the registry's place
+        self.etcd_held = ({}, 0)        # {server: node id held} when an etcd member failed, the step
+        self.lease_refusals = 0         # calls refused for want of a lease then
 
     def live(self, c, role="primary"):
         cl = self.clusters.get(c)
@@ -77,7 +81,7 @@ class World(Bursts, Leases, Outbox, Registry, Restores, Standbys):
         s = dict(s)
         if s.pop("lease", False):
             s.pop("node_id", None)
-            s["node_registry"] = "host=%s port=5432 dbname=postgres" % os.path.join(self.root, REGISTRY)
+            s["node_registry"] = self.registry_address()
         return s
 
     def touch(self, c):
@@ -306,6 +310,8 @@ class World(Bursts, Leases, Outbox, Registry, Restores, Standbys):
             self.do_receiver({"s": s, "stop": False})
         for cl in self.clusters.values():
             cl.remove()
+        if self.etcd is not None:
+            self.etcd.close()
 
 
 def make_template(pg, root):
