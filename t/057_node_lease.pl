@@ -54,16 +54,6 @@ sub node_of
 		"SELECT string_agg(DISTINCT (idgen_decode(id)).node_id::text, ',') FROM $table");
 }
 
-# Stops (SIGSTOP) or wakes (SIGCONT) the postmaster and all its children.
-sub signal_server
-{
-	my ($node, $sig) = @_;
-	my $pm = $node->{_pid};
-	my @pids = ($pm, split(/\s+/, `pgrep -P $pm` // ''));
-	kill $sig, grep { /^\d+$/ } @pids;
-	return;
-}
-
 my ($ret, $out, $err);
 
 # --- two servers lease distinct ids

@@ -18,7 +18,7 @@ use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
-use IdgenTest;
+use IdgenTest qw(:DEFAULT :lease);
 use HTTP::Tiny;
 use MIME::Base64;
 use PostgreSQL::Test::Cluster;
@@ -109,41 +109,6 @@ sub leasing_node
 	my $node = idgen_node($name, $conf);
 	$node->safe_psql('postgres', 'CREATE TABLE ids (id bigint); CREATE TABLE ctl (id bigint)');
 	return $node;
-}
-
-# Waits until the node holds a lease; returns its node id.
-sub leased
-{
-	my ($node) = @_;
-	$node->poll_query_until('postgres', "SELECT state = 'held' FROM idgen_node_lease")
-	  or die $node->name . ' did not lease a node id: '
-	  . $node->safe_psql('postgres', 'SELECT last_error FROM idgen_node_lease');
-	return $node->safe_psql('postgres', 'SELECT node_id FROM idgen_node_lease');
-}
-
-sub burst_into
-{
-	my ($node, $table, $n, $at_ms, $session) = @_;
-	my $layout = $table eq 'ctl' ? "'pgedge'" : '';
-	my $sql = '';
-	$sql .= "SELECT set_config('idgen.clock_offset_ms', ($at_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);\n"
-	  if defined $at_ms;
-	$sql .= "INSERT INTO $table SELECT idgen_next($layout) FROM generate_series(1, $n);";
-	return $session->query($sql) if $session;
-	return $node->psql('postgres', $sql);
-}
-
-sub ids_of
-{
-	my ($node, $table) = @_;
-	return split /\n/, $node->safe_psql('postgres', "SELECT id FROM $table");
-}
-
-sub common
-{
-	my ($x, $y) = @_;
-	my %seen = map { $_ => 1 } @$x;
-	return scalar grep { $seen{$_} } @$y;
 }
 
 sub states
@@ -258,22 +223,6 @@ is(scalar(grep { $count{$_} > 1 } keys %count), 0, sprintf('0 repeats among the 
 $_->stop for @servers;
 my $holder = leasing_node('holder', registry_conf('frozen', 0));
 my $taker = leasing_node('taker', registry_conf('frozen', 0));
-
-sub signal_server
-{
-	my ($node, $sig) = @_;
-	my $pm = $node->{_pid};
-	my @pids = ($pm, split(/\s+/, `pgrep -P $pm` // ''));
-	kill $sig, grep { /^\d+$/ } @pids;
-	return;
-}
-
-sub first_ms
-{
-	my ($node, $table) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT (extract(epoch FROM (idgen_decode(min(id), 'pgedge')).ts) * 1000)::bigint FROM $table");
-}
 
 sub frozen_holder
 {

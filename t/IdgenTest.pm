@@ -17,7 +17,7 @@ our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo out_of_order
 	find_tool start_daemon stop_daemons give_up test_extra require_test_extra node_from_backup
 	start_clients finish_clients clients_ok ids_unique burst pg_upgrade_into repeats_at);
 # The node id lease tests' own (t/057, t/063): use IdgenTest qw(:DEFAULT :lease).
-our @EXPORT_OK = qw(leased burst_into ids_of first_ms common worker_pid);
+our @EXPORT_OK = qw(leased burst_into ids_of first_ms common worker_pid signal_server);
 our %EXPORT_TAGS = (lease => \@EXPORT_OK);
 
 # Whether IDGEN_TEST_EXTRA, a space-separated list of words as core's
@@ -377,6 +377,16 @@ sub common
 	my ($x, $y) = @_;
 	my %seen = map { $_ => 1 } @$x;
 	return scalar grep { $seen{$_} } @$y;
+}
+
+# Stops (SIGSTOP) or wakes (SIGCONT) the postmaster and all its children.
+sub signal_server
+{
+	my ($node, $sig) = @_;
+	my $pm = $node->{_pid};
+	my @pids = ($pm, split(/\s+/, `pgrep -P $pm` // ''));
+	kill $sig, grep { /^\d+$/ } @pids;
+	return;
 }
 
 # The pid of the node's lease worker.
