@@ -47,6 +47,9 @@ sub restore_into
 my $conf = "idgen.node_id = 1\n$regression";
 my $old = idgen_node('old', $conf);
 my ($dump, $first_ms) = table_dump($old);
+my $old_epoch = $old->safe_psql('postgres', 'SHOW idgen.epoch');
+my $later = "idgen.epoch = '"
+  . $old->safe_psql('postgres', "SELECT (date '$old_epoch' + 1)::text") . "'\n";
 $old->stop;
 
 my $new = idgen_node('new', $conf);
@@ -62,6 +65,36 @@ restore_into($control, $dump);
 (undef, $repeats, $err) = repeats_at($control, 'postgres', $first_ms);
 cmp_ok($repeats, '>', 0, "control, without the step: $repeats of 200,000 repeat");
 $control->stop;
+
+# 1b. A new cluster whose idgen.epoch is a day later than the one the IDs
+# were made under: idgen_decode() reads their time a day ahead, so the
+# step refuses, and its hint says the way out: the old epoch, a restart,
+# the step again.  The control keeps the later epoch: a day on, its IDs
+# reach the old ones and repeat them.
+my $day_ms = 86_400_000;
+
+my $epoch_new = idgen_node('epoch_new', $conf . $later);
+restore_into($epoch_new, $dump);
+my ($ret, $out);
+($ret, $out, $err) = $epoch_new->psql('postgres',
+	q(SELECT idgen_resume_after((idgen_decode(max(id))).ts) FROM ids), extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/22023: time .* is more than idgen\.max_clock_regression_ms ahead of the clock/,
+	'a later epoch: the step refuses, the newest ID\'s time read a day ahead');
+like($err, qr/HINT:  .*set idgen\.epoch to that epoch, restart the server, and run this again/,
+	'the hint says the way out');
+$epoch_new->append_conf('postgresql.conf', "idgen.epoch = '$old_epoch'\n");
+$epoch_new->restart;
+$epoch_new->safe_psql('postgres', q(SELECT idgen_resume_after((idgen_decode(max(id))).ts) FROM ids));
+$epoch_new->restart;
+(undef, $repeats, $err) = repeats_at($epoch_new, 'postgres', $first_ms);
+is("$repeats $err", '0 ', 'after the old epoch, the step and a restart, none of 200,000 repeats');
+$epoch_new->stop;
+
+my $epoch_control = idgen_node('epoch_control', $conf . $later);
+restore_into($epoch_control, $dump);
+(undef, $repeats, $err) = repeats_at($epoch_control, 'postgres', $first_ms + $day_ms);
+cmp_ok($repeats, '>', 0, "control, the later epoch kept: a day on, $repeats of 200,000 repeat");
+$epoch_control->stop;
 
 # 2. Node ids leased from a registry: no step at all.
 my $registry = idgen_node('registry', "idgen.node_id = 0\ndefault_transaction_isolation = 'repeatable read'\n");

@@ -27,9 +27,14 @@ class Moves:
         """pg_dump -Fc of c's db; what "table": of the table chaos_ids only,
         first filled with the largest ID c's line made in idgen's own layout
         (the newest: a server resumes above its earlier IDs), as a table
-        whose key is idgen_next() holds."""
-        args = []
+        whose key is idgen_next() holds.  Returns, for one table, the
+        earliest idgen.epoch its IDs can have been made under, which its
+        DBA knows: README's step needs it where the new server's is later."""
+        args, epoch = [], None
         if what == "table":
+            epoch = self.clusters[c].query(db, "SELECT least((min(epoch) AT TIME ZONE 'UTC')::date, "
+                                               "current_setting('idgen.epoch')::date) "
+                                               "FROM idgen_system")[0][0]
             tops = [v for part in (self.lineage[c].frontier.before, self.lineage[c].frontier.now)
                     for (g, _, _), v in part.items() if g == ("idgen",)]
             self.clusters[c].query(db, "CREATE TABLE IF NOT EXISTS %s (id bigint PRIMARY KEY)" % TABLE)
@@ -39,6 +44,7 @@ class Moves:
             args = ["-t", TABLE]
         as_user([self.pg.tool("pg_dump"), "-Fc", "-f", path, "-h", self.clusters[c].dir, "-p", "5432",
                  "-U", "postgres"] + args + [db])
+        return epoch
 
     def load(self, cl, db, path, op, fresh):
         """The dump at path into cl's db, by op's "who": postgres, or (a
@@ -98,7 +104,7 @@ class Moves:
             return False
         dump = os.path.join(self.clusters[c].dir, "rollback.custom")
         op = dict(op, rows=self.checked_rows(c, db))
-        self.dump(c, db, dump, op.get("what", "db"))
+        self.table_epoch[to] = self.dump(c, db, dump, op.get("what", "db"))
         self.touch(c)
         self.clusters[c].stop("fast")
         self.role[c] = "retired"

@@ -70,6 +70,7 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
         self.etcd = None                # the etcd registry (etcd.py), in the registry's place
         self.etcd_held = ({}, 0)        # {server: node id held} when an etcd member failed, the step
         self.lease_refusals = 0         # calls refused for want of a lease then
+        self.table_epoch = {}           # server -> the idgen.epoch of one table's IDs loaded into it
 
     def live(self, c, role="primary"):
         cl = self.clusters.get(c)
