@@ -416,7 +416,7 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 				 errmsg("time %s is more than idgen.max_clock_regression_ms ahead of the clock",
 						timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),
 				 errdetail("Generation would refuse until the clock passes it."),
-				 errhint("Pass the time of the newest ID issued.  If idgen_decode() read it from IDs made under an earlier idgen.epoch, set idgen.epoch to that epoch, restart the server, and run this again.")));
+				 errhint("Pass the time of the newest ID issued, or wait until the clock is near it.  If idgen_decode() read that time from IDs made under an earlier idgen.epoch, set idgen.epoch to that epoch, restart the server, and run this again.")));
 	while ((uncovered = provenance_uncovered(&recorded_at)) != 0)
 	{
 		LWLockAcquire(prov->lock, LW_EXCLUSIVE);

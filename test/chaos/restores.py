@@ -4,6 +4,7 @@ moved into a new cluster with the old node id, and one restored into a
 new node."""
 
 import os
+import time
 
 import psycopg2
 
@@ -15,8 +16,12 @@ from lineage import Lineage
 from moves import TABLE_STEP, Moves
 from params import CURRENT
 
-# of constraints can see through: a restore must define the layouts before
-# it loads the rows (docs/guarantees.md, Restoring what reads a layout).
+# how long idgen_resume_after()'s DBA waits for the clock to near the time
+RESUME_WAIT_S = 30
+# A table whose CHECK constraint reads a layout defined in SQL through a
+# function, which no tracking of constraints can see through: a restore
+# must define the layouts before it loads the rows (docs/guarantees.md,
+# Restoring what reads a layout).
 # Its IDs are numbers, not generated: a refusing server can have rows too.
 CHECKED_SQL = """
 SELECT idgen_define_layout('chk', '2024-01-01 00:00:00+00', '{time,node,sequence}', '{41,10,12}')
@@ -94,11 +99,17 @@ class Restores(Moves):
         and the step of the marks), above every horizon it returned."""
         lin = self.lineage[c]
         after = lin.newest + 1 if newest else lin.hi + lin.lead + HWM_STEP_MS + 1000
-        try:
-            self.clusters[c].query(db, "SELECT idgen_resume_after(to_timestamp(%s))", (after / 1000.0,))
-        except psycopg2.Error as e:
-            # 1.4 has no such function; a refusal of a time too far ahead
-            self.op_errors["idgen_resume_after: %s" % normalize(str(e))] += 1
+        for wait in range(RESUME_WAIT_S, -1, -1):
+            try:
+                self.clusters[c].query(db, "SELECT idgen_resume_after(to_timestamp(%s))", (after / 1000.0,))
+                return
+            except psycopg2.Error as e:
+                # 1.4 has no such function; a time too far ahead of this
+                # server's clock, which the hint says to wait for
+                if e.pgcode != "22023" or not wait:
+                    self.op_errors["idgen_resume_after: %s" % normalize(str(e))] += 1
+                    return
+                time.sleep(1)
 
     def do_move(self, op):
         """pg_dump of a database (or, op's "what" "table", of one table),
