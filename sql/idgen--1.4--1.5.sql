@@ -222,6 +222,14 @@ SELECT pg_catalog.pg_extension_config_dump('idgen_lease_registry', '');
 COMMENT ON TABLE idgen_lease_registry IS
 'on a registry: when it last answered a node id lease call, on which cluster and timeline, and how it fenced itself after it lost commits';
 
+-- A registry's dump restored by its database's owner, as idgen_system's
+-- above, must bring the leases and the registry's own row: without them
+-- the restored registry would hand node ids out from nothing, below their
+-- holders' marks, and fence nothing.  Only INSERT: a row can only keep a
+-- node id from changing hands for a while, or make its next holder start
+-- higher.
+GRANT INSERT ON idgen_lease, idgen_lease_registry TO pg_database_owner;
+
 -- The registry may have lost commits: a renewal, a release or an acquire
 -- it answered, and its holder counts on, is gone.  So every node id may be
 -- held, for as long as the longest lease (or lease, the caller's): none

@@ -8,6 +8,8 @@
 # the database's owner INSERT on both: the evidence and the layouts load,
 # every row is restored, and generation refuses until told where to resume;
 # also where the database was made from a template with the extension.
+# A registry's leases and its own row load likewise (before, the owner's
+# restore of a registry brought neither, and it would not have fenced).
 # The control: the same restore with those grants revoked, as in 1.5.
 use strict;
 use warnings;
@@ -32,6 +34,8 @@ $old->safe_psql('app', q(
 	INSERT INTO orders SELECT idgen_next('orders') FROM generate_series(1, 1000);
 	CREATE TABLE ids (id bigint PRIMARY KEY);
 	INSERT INTO ids SELECT idgen_next() FROM generate_series(1, 200000);
+	-- app is a node id registry too: a lease, and the registry's own row
+	SELECT idgen_lease_acquire(1, 'one', 1, '00000000-0000-0000-0000-000000000000', 30, 1704067200000);
 ));
 my $first_ms = $old->safe_psql('app',
 	q(SELECT (extract(epoch FROM (idgen_decode(min(id))).ts) * 1000)::bigint FROM ids));
@@ -67,6 +71,9 @@ sub repeats
 my ($node, $stderr) = owner_restore('owned');
 unlike($stderr, qr/permission denied for table idgen_(system|layout)/,
 	'the owner\'s pg_restore loads idgen_system and idgen_layout');
+unlike($stderr, qr/permission denied/, 'and nothing else of idgen\'s is denied to the owner');
+is($node->safe_psql('app', 'SELECT (SELECT count(*) FROM idgen_lease) || \' \' || (SELECT count(*) FROM idgen_lease_registry)'),
+	'1 1', 'a registry\'s lease and its own row load too, so that the restored registry fences itself');
 is($node->safe_psql('app', 'SELECT count(*) FROM orders'), '1000',
 	'every row of the table whose CHECK reads the layout through a wrapper is restored');
 my ($repeated, $err) = repeats($node);
@@ -92,9 +99,11 @@ is($templated->safe_psql('app', 'SELECT count(*) FROM orders'), '1000',
 $templated->stop;
 
 my ($control, $control_err) = owner_restore('control',
-	'REVOKE INSERT ON idgen_system, idgen_layout FROM pg_database_owner');
+	'REVOKE INSERT ON idgen_system, idgen_layout, idgen_lease, idgen_lease_registry FROM pg_database_owner');
 like($control_err, qr/permission denied for table idgen_system/,
 	'control, without the grants: pg_restore cannot load idgen_system');
+like($control_err, qr/permission denied for table idgen_lease_registry/,
+	'control: nor the registry\'s own row');
 is($control->safe_psql('app', 'SELECT count(*) FROM orders'), '0',
 	'control: no row of the table with the wrapper CHECK is restored');
 ($repeated, $err) = repeats($control);
