@@ -4,6 +4,8 @@ between."""
 
 import collections
 import copy
+import datetime
+import random
 
 from layouts import BUILTIN, FAMILIES, NAMES
 from params import (CROWD, CURRENT, EDGE_NODES, HOLD_MS, MAX_CLUSTERS, OFFSETS, SETTING_CHOICES,
@@ -143,6 +145,19 @@ class Choices:
                                   if self.clusters[c]["set"]["node_id"] < 1 << b])
             return {"node_bits": bits}
         return {}
+
+    def later_standby(self, p):
+        """Half the failover drills' standbys, drawn from a stream of their
+        own (the main stream draws what it drew before): idgen.epoch a day
+        later than its primary p's, rolled out to it first (issue #38 row
+        1).  Its clock is then set a day ahead too, so that, counted from
+        its epoch, it is a few seconds behind the primary's newest IDs: the
+        marks it replays must move with the epoch.  The epoch, or None."""
+        side = random.Random(str(self.r.getstate()))
+        if side.random() < 0.5:
+            return None
+        day = datetime.date.fromisoformat(self.clusters[p]["set"]["epoch"])
+        return (day + datetime.timedelta(days=1)).isoformat()
 
     def choose_standby_restart(self):
         """A standby restarted or crashed before its promotion, after a

@@ -7,15 +7,17 @@ import datetime
 import random
 
 from layouts import EPOCHS, NAMES
-from params import (CURRENT, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, NARROW, NODE_IDS,
-                    SETTING_CHOICES, WIDTH_TWINS)
+from params import (CURRENT, DAY_MS, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, NARROW,
+                    NODE_IDS, SETTING_CHOICES, WIDTH_TWINS)
 
 
 class Drills:
     def drill_failover(self):
         """A synchronous standby promoted after its primary ran with its
         clock ahead: the standby must resume above the primary's IDs and
-        its horizon, its own clock being behind them."""
+        its horizon, its own clock being behind them.  Half the time the
+        standby's idgen.epoch is a day later, and its clock a day ahead
+        (later_standby)."""
         prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
                 and not self.leasing(c)]
         # One server more than elsewhere: the drill ends with its primary gone.
@@ -45,6 +47,12 @@ class Drills:
                # no mark reaches it after that, so those it replayed before
                # must outlive the restart
                self.standby_restart(s) if self.r.random() < 0.7 else None]
+        later = self.later_standby(p)
+        if later:
+            # not restarted: a start would move the marks replayed so far
+            # with the file's, and they must move as they are replayed
+            ops[0].update(offset=ops[0]["offset"] + DAY_MS, set={"epoch": later})
+            ops[4] = None
         # the standby cut off while sessions take IDs, the primary dying
         # before it is back: IDs handed out must be below its marks; idle
         # first (no poll: the horizon would wait for it) until the clock is

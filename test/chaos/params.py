@@ -57,6 +57,8 @@ NARROW = len(FAMILIES) - 1      # the family whose node field holds node ids 0 a
 WIDTH_TWINS = [0, 1]            # families alike but for their widths, without a worker field
 # A standby's clock: often right, sometimes behind its primary's.
 STANDBY_OFFSETS = [0, 0, 0, -1500, -4000]
+# a day in ms: a clock set as far ahead as idgen.epoch moved later
+DAY_MS = 86400000
 # The table of marks is small, as full tables are a class of their own
 # (issue #28): idgen 1.4's was fixed at 64 entries.
 MAX_MARKS = 64
