@@ -48,10 +48,15 @@ class Drills:
                # must outlive the restart
                self.standby_restart(s) if self.r.random() < 0.7 else None]
         later = self.later_standby(p)
+        first = {"op": "reload", "c": p, "set": ahead}
         if later:
-            # not restarted: a start would move the marks replayed so far
-            # with the file's, and they must move as they are replayed
-            ops[0].update(offset=ops[0]["offset"] + DAY_MS, set={"epoch": later})
+            # Only marks new to the standby's table are moved as they are
+            # replayed: the primary restarted first, its clock ahead, folds
+            # those of its node id the clock passed, so that the burst's
+            # marks reach the standby as new ones.  Not restarted: a start
+            # would move the marks replayed so far with the file's.
+            first = dict(first, op="restart", mode="fast")
+            ops[0].update(offset=ops[0]["offset"] + DAY_MS, set={"epoch": later}, later=True)
             ops[4] = None
         # the standby cut off while sessions take IDs, the primary dying
         # before it is back: IDs handed out must be below its marks; idle
@@ -63,7 +68,7 @@ class Drills:
         ops += [{"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
                 self.outbox_in(s, db)]
         self.queue += [op for op in ops if op]
-        return {"op": "reload", "c": p, "set": ahead}
+        return first
 
     def make_wide(self):
         """The refused drill needs a server whose node id is 2 or more."""

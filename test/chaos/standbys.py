@@ -33,6 +33,8 @@ class Standbys:
         self.lineage[s] = Lineage(self.lineage[c].hi, self.lineage[c].lead, frontier,
                                   self.lineage[c].newest)
         cl.start()
+        if op.get("later"):
+            self.refusals["failover drill: the standby's idgen.epoch a day later"] += 1
         if op["sync"]:
             p.write_settings(dict(p.settings, synchronous_standby_names=s))
             p.reload()
