@@ -83,6 +83,9 @@ class Cluster:
         self.killed_pids = set()
         self.killed_backend = None  # (pid, log offset) of a SIGKILL not yet waited out
         self.settings = {}
+        # added to every idgen.clock_offset_ms written: this host's clock,
+        # set far off by a drill, which later ops' offsets are relative to
+        self.base_offset_ms = 0
         self.running = False
 
     # -- creation
@@ -106,6 +109,7 @@ class Cluster:
         starts as a primary of its own."""
         as_user([self.pg.tool("pg_basebackup"), "-D", self.data] + ([] if clone else ["-R"]) +
                 ["-X", "stream", "-c", "fast", "-h", primary.dir, "-p", "5432", "-U", "postgres"])
+        self.base_offset_ms = primary.base_offset_ms
         self.own_address()
 
     def own_address(self):
@@ -126,10 +130,14 @@ class Cluster:
         moved to the new primary gives)."""
         shutil.rmtree(self.data)
         shutil.move(other.data, self.data)
+        self.base_offset_ms = other.base_offset_ms
         self.own_address()
 
     def write_settings(self, settings):
         self.settings = dict(settings)
+        settings = dict(settings)
+        if "clock_offset_ms" in settings:
+            settings["clock_offset_ms"] = int(settings["clock_offset_ms"]) + self.base_offset_ms
         lines = ["idgen.%s = '%s'" % (k, v) for k, v in sorted(settings.items())
                  if k not in ("synchronous_standby_names",)]
         if settings.get("synchronous_standby_names"):

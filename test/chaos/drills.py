@@ -56,7 +56,8 @@ class Drills:
             # marks reach the standby as new ones.  Not restarted: a start
             # would move the marks replayed so far with the file's.
             first = dict(first, op="restart", mode="fast")
-            ops[0].update(offset=ops[0]["offset"] + DAY_MS, set={"epoch": later}, later=True)
+            # the day is the standby's host's: later ops' offsets add to it
+            ops[0].update(base_ms=DAY_MS, set={"epoch": later}, later=True)
             ops[4] = None
         # the standby cut off while sessions take IDs, the primary dying
         # before it is back: IDs handed out must be below its marks; idle

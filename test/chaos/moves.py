@@ -81,6 +81,7 @@ class Moves:
         self.role[c] = "upgraded"
         self.drop_pollers(c)
         cl = Cluster(self.pg, self.root, new)
+        cl.base_offset_ms = src.base_offset_ms      # the same host
         cl.create_fresh()
         cl.write_settings(op["set"])
         self.clusters[new] = cl

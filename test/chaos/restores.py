@@ -120,6 +120,8 @@ class Restores(Moves):
         if not self.live(c) or new in self.clusters:
             return False
         cl = Cluster(self.pg, self.root, new)
+        # a host whose clock is as far off as the old one's
+        cl.base_offset_ms = self.clusters[c].base_offset_ms
         dump = os.path.join(cl.dir, "dump.custom")
         op = dict(op, rows=self.checked_rows(c, op["db"]))
         self.table_epoch[new] = self.dump(c, op["db"], dump, op.get("what", "db"))

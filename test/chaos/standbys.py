@@ -17,6 +17,7 @@ class Standbys:
         p = self.clusters[c]
         cl = Cluster(self.pg, self.root, s)
         cl.create_standby(p)
+        cl.base_offset_ms += op.get("base_ms", 0)
         settings = dict(p.settings, clock_offset_ms=op.get("offset", 0), synchronous_standby_names="",
                         **op.get("set", {}))
         if not self.leasing(c):

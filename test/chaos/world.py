@@ -89,7 +89,7 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
         """Raise the lineage's highest clock to the clock in force now."""
         cl = self.clusters[c]
         lin = self.lineage[c]
-        lin.hi = max(lin.hi, now_ms() + int(cl.settings.get("clock_offset_ms", 0)))
+        lin.hi = max(lin.hi, now_ms() + int(cl.settings.get("clock_offset_ms", 0)) + cl.base_offset_ms)
         lin.lead = max(lin.lead, int(cl.settings.get("max_lead_ms", 1000)))
 
     def settings_for(self, c, s):
@@ -196,7 +196,7 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
         cl = self.clusters[c]
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.reload()
-        self.wait_setting(cl, "idgen.clock_offset_ms", op["set"]["clock_offset_ms"])
+        self.wait_setting(cl, "idgen.clock_offset_ms", op["set"]["clock_offset_ms"] + cl.base_offset_ms)
         time.sleep(op.get("then_ms", 0) / 1000.0)      # nothing happens a while
         self.touch(c)
 
