@@ -140,13 +140,13 @@ class Outbox:
         thread.start()
         return thread
 
-    def poll(self, c, db):
+    def poll(self, c, db, timeout_ms=30000):
         """One poll of the recipe, then every row under the cursor must
         have been read."""
         poller = self.pollers[(c, db)]
         where = "%s/%s" % (c, db)
         try:
-            conn = self.clusters[c].connect(db)
+            conn = self.clusters[c].connect(db, timeout_ms)
         except psycopg2.Error as e:
             self.op_errors["poll: %s" % normalize(str(e))] += 1
             return
@@ -160,10 +160,10 @@ class Outbox:
         finally:
             conn.close()
 
-    def poll_all(self):
+    def poll_all(self, timeout_ms=30000):
         for c, db in list(self.pollers):
             if self.live(c):
-                self.poll(c, db)
+                self.poll(c, db, timeout_ms)
 
 
 def poll_once(conn, poller, step, where, refusals):

@@ -117,13 +117,26 @@ class Standbys:
         if op["stop"]:
             if not self.live(s, "standby") or s in self.receivers:
                 return False
-            rows = self.clusters[s].query("postgres", "SELECT pid FROM pg_stat_wal_receiver")
-            if not rows or rows[0][0] is None:
+            pid = self.streaming_receiver(self.clusters[s])
+            if pid is None:
                 return False
-            self.receivers[s] = rows[0][0]
-            os.kill(self.receivers[s], signal.SIGSTOP)
+            self.receivers[s] = pid
+            os.kill(pid, signal.SIGSTOP)
         elif s in self.receivers:
             os.kill(self.receivers.pop(s), signal.SIGCONT)
+
+    @staticmethod
+    def streaming_receiver(cl, timeout=30):
+        """The pid of cl's walreceiver once it streams, None if it never
+        does: a standby restarted just before starts its receiver later,
+        and a cut-off that found none was no cut-off at all."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            rows = cl.query("postgres", "SELECT pid FROM pg_stat_wal_receiver WHERE status = 'streaming'")
+            if rows and rows[0][0] is not None:
+                return rows[0][0]
+            time.sleep(0.1)
+        return None
 
     @staticmethod
     def catch_up(p, s, timeout=60):

@@ -138,7 +138,7 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
         if op["op"] in LEASE_CHECK_AFTER:
             self.check_held()
         if (op["op"] in POLL_AFTER or (op["op"] == "burst" and op.get("kill"))) and op.get("poll", True):
-            self.poll_all()
+            self.poll_all(op.get("poll_timeout_ms", 30000))
 
     def new_cluster(self, name, settings):
         cl = Cluster(self.pg, self.root, name)
