@@ -61,11 +61,8 @@ class Drills:
             ops[4] = None
         # the standby cut off while sessions take IDs, the primary dying
         # before it is back: IDs handed out must be below its marks; idle
-        # first (no poll: the horizon would wait for it) until the clock is
-        # past the marks it confirmed
-        # then a poll that gives up after 1 s: the horizon must not pass the
-        # marks the standby confirmed, so it waits for them (mutant
-        # horizon_failover)
+        # first (no poll) until the clock is past the marks it confirmed;
+        # then a poll that gives up after 1 s: the horizon must wait for them
         ops += [{"op": "receiver", "s": s, "stop": True},
                 {"op": "pause", "ms": ahead["max_lead_ms"] + 1500, "poll": False},
                 self.cut_off_burst(p), {"op": "pause", "ms": 0, "poll_timeout_ms": 1000}]
