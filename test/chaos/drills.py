@@ -343,10 +343,9 @@ class Drills:
         # holds there too, as every database shares the layouts.
         others = [d for d in self.db_names if d != db]
         other = self.r.choice(others) if others else None
-        # far enough ahead that the move (dump, initdb, restore: seconds on a
-        # loaded machine) ends before the old IDs' time; idgen_resume_after()
-        # gets the newest one's, waiting until the clock is near it
-        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([9000, 10000]))
+        # far enough ahead that the move (dump, initdb, restore) ends before
+        # the old IDs' time; idgen_resume_after() gets the newest one's
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([4000, 5000]))
         ops = [{"op": "reload", "c": c, "set": ahead, "poll": False}, self.burst_on(c, c),
                {"op": "move", "c": c, "db": db, "new": new, "set": s, "other": other},
                self.burst_new_db(new, other), self.burst_db(c, new, db),

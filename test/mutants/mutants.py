@@ -250,7 +250,7 @@ def mutate(name, root):
 # decide whether CI passes.
 SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                   "refusal_sticky", "upgrade_self", "redo_epoch",
-                  "blind_sync_fastpath",
+                  "blind_sync_fastpath", "provenance_foreign",
                   # the registry database's drills: only on runs without etcd
                   "registry_self_fence", "registry_call_deadline"}
 
