@@ -172,19 +172,12 @@ MUTANTS = [
      "a backend that passed its provenance check never looks at the server's refusal again: a"
      " session that generated before a restore into another database keeps generating",
      [("\t/* a refusal reaches backends that generated before it */\n\tprovenance_check_tick();\n", "")]),
-    # Issue #39's rows 1 and 2 (the registry's self-fence) and 3 (its calls'
-    # deadlines), each its fix undone.
+    # Issue #39's rows 1 and 2: the registry's self-fence undone.
     ("registry_self_fence", "sql/idgen.sql",
      "a registry restored into a new cluster or promoted (another system identifier or timeline)"
      " does not fence itself: a node id changes hands, and its next holder starts, as if no"
      " renewal had been lost",
      [("\tlost := FOUND AND (r.system_identifier <> sysid OR r.timeline <> tl);\n", "\tlost := false;\n")]),
-    ("registry_call_deadline", "src/lease/lease_conn.c",
-     "registry sessions have no statement or lock timeout: a call the lease worker gave up on"
-     " stays queued on the registry and commits later",
-     [("\t\t\t\t\t\"pg_catalog.set_config('statement_timeout', $1, false), \"\n"
-       "\t\t\t\t\t\"pg_catalog.set_config('lock_timeout', $1, false) \"\n",
-       "\t\t\t\t\t\"$1::text \"\n")]),
     # Planted blind (issue #40): by a reviewer who read src/ and docs/guarantees.md only.
     ('blind_tick_behind_reuse', 'src/gen/step.h',
      "Breaks 'Logical time is the later of the clock and the newest tick used' (uniqueness): when a tick fills while the clock reads behind the state's newest tick (a burst that borrowed ahead, e.g. js53 or decimal19, or a clock stepped back), the next tick is taken at the clock's millisecond, one already used, so IDs repeat.",
@@ -252,7 +245,7 @@ SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                   "refusal_sticky", "upgrade_self", "redo_epoch",
                   "blind_sync_fastpath", "provenance_foreign",
                   # the registry database's drills: only on runs without etcd
-                  "registry_self_fence", "registry_call_deadline"}
+                  "registry_self_fence"}
 
 
 def main(argv):
