@@ -20,7 +20,7 @@ CHILD_EXIT = re.compile(
     r'(was terminated by signal (\d+)|exited with exit code (\d+))')
 PANIC = re.compile(r"\bPANIC:  (.*)")
 TRAP = re.compile(r"^TRAP: (.*)", re.M)     # a failed assertion (--enable-cassert)
-READY = re.compile(r"database system is ready to accept connections")
+READY = re.compile(r"database system is ready to accept (read-only )?connections")
 
 BASE_CONF = """
 shared_preload_libraries = 'idgen'

@@ -76,8 +76,7 @@ class Standbys:
             if op["kill_primary"]:
                 p.kill_postmaster()
                 self.role[c] = "dead"
-                # cut off until its primary died: what it did not get is lost
-                self.do_receiver({"s": s, "stop": False})
+                self.lose_cut_off(s)
             else:
                 p.write_settings({k: v for k, v in p.settings.items()
                                   if k != "synchronous_standby_names"})
@@ -124,6 +123,18 @@ class Standbys:
             os.kill(pid, signal.SIGSTOP)
         elif s in self.receivers:
             os.kill(self.receivers.pop(s), signal.SIGCONT)
+
+    def lose_cut_off(self, s):
+        """A standby cut off until its primary died loses what it did not
+        get, as across a partition: its stopped walreceiver is killed, not
+        woken to read what its socket still holds (the standby then
+        reinitialises and replays what it wrote)."""
+        pid = self.receivers.pop(s, None)
+        if pid is None:
+            return
+        cl = self.clusters[s]
+        cl.kill_backend(pid)
+        cl.wait_ready()
 
     @staticmethod
     def streaming_receiver(cl, timeout=30):
