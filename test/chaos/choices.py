@@ -206,6 +206,15 @@ class Choices:
             op.update(c=c, db=db)
         return op
 
+    def held_outbox(self, c, db):
+        """An outbox on c, which has a synchronous standby, whose commits
+        that standby holds a while between their commit record and their
+        visibility."""
+        op = self.outbox_in(c, db)
+        if op is not None:
+            op["hold_ms"] = self.r.choice(HOLD_MS)
+        return op
+
     def choose_outbox(self, model=None, c=None):
         """Writers of an outbox table in transactions that hold their IDs
         a while, and a poller following docs/outbox.md."""

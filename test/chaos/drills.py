@@ -40,7 +40,8 @@ class Drills:
         # promoted: now and then its epoch or node_bits differ.
         ops = [{"op": "standby", "c": p, "s": s, "sync": True, "node_id": None,
                 "offset": self.r.choice([-1500, -3000]), "set": self.standby_settings(p)},
-               self.burst_on(p, p), self.outbox_in(p, db),
+               # its commits held a while as the poller polls
+               self.burst_on(p, p), self.held_outbox(p, db),
                # idle while the poller polls: the horizon passes the marks
                {"op": "pause", "ms": 2000},
                # most often restarted or crashed then, after a restartpoint:
