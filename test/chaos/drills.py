@@ -180,7 +180,11 @@ class Drills:
         c, db = self.pick_db()
         if c is None:
             return None
-        clients = [{"c": c, "db": db, "calls": [["next", "js53", 1, 3000]]} for _ in range(5)]
+        # Most of them then take an ID of idgen's own layout, at the clock:
+        # what the worker id's next holder starts after is its holders'
+        # newest tick in any layout, not the last they used.
+        clients = [{"c": c, "db": db, "calls": [["next", "js53", 1, 3000]] +
+                    ([["next", None, 1, 1]] if self.r.random() < 0.7 else [])} for _ in range(5)]
         return {"op": "burst", "clients": clients, "kill": None, "serial": True}
 
     def drill_clock_back(self):
