@@ -203,9 +203,9 @@ class Drills:
         return burst()
 
     def drill_epoch_twins(self):
-        """One name in two databases, defined alike but for the epoch, or
-        for the widths: two definitions, each with a state of its own,
-        generated in at once."""
+        """One name in two databases, defined alike but for the epoch, then
+        for the widths (or the other way round): two definitions, each with
+        a state of its own, generated in at once."""
         c = self.r.choice(self.primaries())
         dbs = self.dbs(c, CURRENT)
         prep = None
@@ -226,18 +226,19 @@ class Drills:
         name = self.r.choice(NAMES)
         fam = self.r.choice([0, 1, 5, 8])           # no worker field: one state per definition
         e1, e2 = self.r.sample(EPOCHS, 2)
-        fam2 = fam
-        if self.r.random() < 0.5:
-            # the same fields, tick and radix in other widths, one epoch
-            fam, fam2 = self.r.sample(WIDTH_TWINS, 2)
-            e2 = e1
+        # both kinds of twins, in either order: alike but for the epoch, and
+        # the same fields, tick and radix in other widths, one epoch
+        twins = [(e1, e2, fam, fam), (e1, e1) + tuple(self.r.sample(WIDTH_TWINS, 2))]
+        self.r.shuffle(twins)
         # long enough that the four overlap whatever their connections take:
         # a state the two definitions shared showed only where they met
         clients = [{"c": c, "db": db, "calls": [["next", name, 1, 3000]]}
                    for db in (db1, db2, db1, db2)]
-        ops = [prep, {"op": "redefine", "c": c, "db": db1, "name": name, "epoch": e1, "family": fam},
-               {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": e2, "family": fam2},
-               {"op": "burst", "clients": clients, "kill": None}]
+        ops = [prep]
+        for epoch1, epoch2, fam1, fam2 in twins:
+            ops += [{"op": "redefine", "c": c, "db": db1, "name": name, "epoch": epoch1, "family": fam1},
+                    {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": epoch2, "family": fam2},
+                    {"op": "burst", "clients": clients, "kill": None}]
         ops = [op for op in ops if op]
         self.queue += ops[1:]
         return ops[0]
