@@ -131,18 +131,22 @@ class Applying:
         self.clusters[op["new"]] = dict(m, set=dict(op["set"]), epochs=m["epochs"] | {op["set"]["epoch"]})
 
     def apply_burst(self, op):
+        if op.get("kill") and op["kill"].get("set"):
+            self.clusters[op["kill"]["c"]]["set"] = dict(op["kill"]["set"])
+
+    def apply_none(self, op):
         pass
 
     def apply_outbox(self, op):
         # its horizon file has a mark from now on, and copies of it too
         self.clusters[op["c"]]["polled"] = True
 
-    apply_pause = apply_resume = apply_standby_restart = apply_receiver = apply_burst
+    apply_pause = apply_resume = apply_standby_restart = apply_receiver = apply_none
 
-    apply_registry_stop = apply_registry_start = apply_reserve = apply_unreserve = apply_burst
+    apply_registry_stop = apply_registry_start = apply_reserve = apply_unreserve = apply_none
 
-    apply_freeze = apply_thaw = apply_burst
+    apply_freeze = apply_thaw = apply_none
 
-    apply_registry_freeze = apply_registry_thaw = apply_registry_dump = apply_registry_restore = apply_burst
+    apply_registry_freeze = apply_registry_thaw = apply_registry_dump = apply_registry_restore = apply_none
 
-    apply_registry_standby = apply_registry_cut = apply_registry_failover = apply_burst
+    apply_registry_standby = apply_registry_cut = apply_registry_failover = apply_none

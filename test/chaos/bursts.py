@@ -101,6 +101,9 @@ class Bursts:
             return None, False
         cl = self.clusters[kill["c"]]
         if kill["what"] == "postmaster":
+            if kill.get("set"):
+                # the host's clock set right while the server was down
+                cl.write_settings(self.settings_for(kill["c"], kill["set"]))
             cl.start()
             return kill["c"], True
         return kill["c"], cl.wait_ready()
@@ -215,7 +218,7 @@ class Bursts:
     def count_call(self, res):
         counts = self.counts.get(res["c"])
         func, layout_name = res["call"][0], res["call"][1]
-        if counts is None or func in ("objectid", "uuidv7"):
+        if counts is None or func in ("objectid", "uuidv7", "sleep"):
             return
         name = "idgen" if layout_name is None else layout_name
         if res["error"] is not None:

@@ -293,6 +293,10 @@ class Choices:
         elif p < 0.14:
             op["kill"] = {"what": "postmaster", "c": focus, "client": None,
                           "after_ms": self.r.randint(5, 300)}
+            if self.r.random() < 0.5:
+                # the host's clock stepped while the server was down
+                op["kill"]["set"] = dict(self.clusters[focus]["set"],
+                                         clock_offset_ms=self.r.choice(OFFSETS))
         return op
 
     def choose_call(self, c, db, focus_name):

@@ -27,6 +27,8 @@ SQL = {
     "block": "SELECT string_agg(idgen_next_block({args})::text, ',') FROM generate_series(1, {m})",
     "objectid": "SELECT string_agg(objectid()::text, ',') FROM generate_series(1, {m})",
     "uuidv7": "SELECT string_agg(replace(idgen_uuidv7()::text, '-', ''), ',') FROM generate_series(1, {m})",
+    # a session idle between its calls, m ms
+    "sleep": "SELECT pg_sleep({m} / 1000.0)::text",
 }
 
 

@@ -6,7 +6,7 @@ None when the servers do not allow it now."""
 import datetime
 import random
 
-from layouts import EPOCHS, NAMES
+from layouts import EPOCHS, HWM_STEP_MS, NAMES
 from params import (CURRENT, DAY_MS, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, NARROW,
                     NODE_IDS, SETTING_CHOICES, WIDTH_TWINS)
 
@@ -186,6 +186,32 @@ class Drills:
         clients = [{"c": c, "db": db, "calls": [["next", "js53", 1, 3000]] +
                     ([["next", None, 1, 1]] if self.r.random() < 0.7 else [])} for _ in range(5)]
         return {"op": "burst", "clients": clients, "kill": None, "serial": True}
+
+    def drill_crash(self):
+        """Power cuts while a server generates with its clock ahead, each
+        at another distance from the newest mark (sessions idle a while,
+        drawn around the step by which marks run ahead, and take a few
+        IDs more), the host's clock set right while the server was down:
+        IDs must resume above those made before each cut, which only the
+        marks made durable before use keep them above."""
+        c = self.quiet_primary()
+        if c is None:
+            return None
+        db = self.r.choice(self.dbs(c, CURRENT))
+        s = dict(self.clusters[c]["set"], max_lead_ms=5000, max_clock_regression_ms=10000)
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + 2000)
+        ops = []
+        for _ in range(3):
+            idle = int(self.r.uniform(0.5, 1.6) * HWM_STEP_MS)
+            calls = [["next", None, 1, 3000], ["sleep", None, 1, idle], ["next", None, 1, 20]]
+            cut = {"what": "postmaster", "c": c, "client": None, "after_ms": idle + 300, "set": s}
+            ops += [{"op": "reload", "c": c, "set": ahead, "poll": False},
+                    {"op": "burst", "kill": cut, "poll": False,
+                     "clients": [{"c": c, "db": db, "calls": calls} for _ in range(2)]},
+                    {"op": "burst", "kill": None,
+                     "clients": [{"c": c, "db": db, "calls": [["next", None, 1, 300]]}]}]
+        self.queue += ops[1:]
+        return ops[0]
 
     def drill_clock_back(self):
         """decimal19's one shared state per server (ten IDs a millisecond)

@@ -37,6 +37,8 @@ def describe(op):
             parts.append("SIGKILL %s of %s after %d ms" % (
                 "the postmaster" if kill["what"] == "postmaster" else
                 "client %d's backend" % kill["client"], kill["c"], kill["after_ms"]))
+            if kill.get("set"):
+                parts.append("started again with %s" % kill["set"])
         return "burst: " + "; ".join(parts)
     rest = {k: v for k, v in op.items() if k != "op"}
     return "%s %s" % (kind, " ".join("%s=%s" % (k, v) for k, v in rest.items()))
@@ -44,6 +46,8 @@ def describe(op):
 
 def call_text(call):
     func, layout, n, m = call
+    if func == "sleep":
+        return "pg_sleep(%g)" % (m / 1000.0)
     args = ", ".join(str(a) for a in ([n] if func in ("batch", "block") else []) +
                      (["'%s'" % layout] if layout else []))
     name = {"next": "idgen_next", "batch": "idgen_next_batch", "block": "idgen_next_block",

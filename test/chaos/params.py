@@ -41,7 +41,8 @@ HOLD_MS = [300, 700]
 # Drills: the cases docs/guarantees.md names, as short op sequences that
 # reach them for sure.  Each run has every one early (in an order of its
 # seed) and more now and then; the random ops around them find the rest.
-DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_twins", "refused"]
+DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_twins", "refused",
+          "crash"]
 # Those of 1.5's protections, after the others, whose order (and so the
 # step each mutant is killed at) stays what it was for every seed.
 LATER_DRILLS = ["full", "lost_hwm", "move"]
