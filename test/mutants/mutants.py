@@ -203,6 +203,32 @@ MUTANTS = [
     ('blind_epoch_later_horizon', 'src/horizon/horizon_file.c',
      "Breaks 'the horizon never goes back, across restarts' when idgen.epoch is moved later between restarts: the horizons returned before (kept as the horizon file's mark) are no longer bound to the default layout in the old epoch's numbers, so the horizon and new IDs restart below the cursor a poller already holds and its rows are skipped.",
      [('\tif (file_epoch < current)\n\t\thz->default_floor = marks_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));', '\tif (file_epoch > current)\n\t\thz->default_floor = marks_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));')]),
+    # Planted blind again (issue #40, 2026-11-26), by a helper that read src/ and
+    # docs/guarantees.md only, never test/chaos nor test/mutants.
+    ('blind2_mark_raise_ignores_request', 'src/marks/marks_reserve.c',
+     "Breaks 'A crash ... every tick a layout used starts below its high-water mark, which is durable before use': a raise sets the mark to clock + 1 s instead of past the tick asked for, so a tick borrowed more than a step ahead of the clock (max_lead_ms > 1 s) or a logical time ahead of a clock stepped back gets a mark at or below it (the mark can even go down), and a SIGKILL/immediate restart with the clock behind resumes below IDs already issued and repeats them.",
+     [('\t\tmarks[i] = Max(want, now) + MARKS_STEP_MS;', '\t\tmarks[i] = now + MARKS_STEP_MS;')]),
+    ('blind2_mark_wal_logs_old_value', 'src/marks/marks_reserve.c',
+     "Breaks 'A standby promoted with the primary's node id resumes above every ID the old primary made whose WAL reached it' (and the synchronous case): each raised mark is WAL-logged with the entry's previous mark, so a standby always replays one step behind; promoted with its clock a second or more behind, it starts at the stale mark and repeats IDs (stored in replicated rows) that the old primary made in the last ~0.5-1 s before the failover.",
+     [('\t\t\t\tend = marks_log_mark(e, marks[i]);', '\t\t\t\tend = marks_log_mark(e, marks_value(e));')]),
+    ('blind2_horizon_enter_min_floor', 'src/horizon/horizon.c',
+     "Breaks the idgen_horizon() promise (every transaction that takes an ID below the horizon has ended): a transaction's floor Q becomes min(P, F) instead of max, so a transaction whose first ID comes after a horizon was returned but from a clock reading below it (clock stepped back by reload, or racing the horizon call in the same ms) takes an ID in its state's older tick below the poller's cursor, commits later, and the poller never reads the row.",
+     [('\thorizon_xact_ms = Max(now, floor);', '\thorizon_xact_ms = Min(now, floor);')]),
+    ('blind2_horizon_skips_this_run_prepared', 'src/horizon/horizon.c',
+     "Breaks 'the horizon ... across prepared transactions': the horizon takes the minimum over the prepared-transaction entries of earlier server runs only (nearlier instead of nprepared), so a transaction that took an ID and was PREPAREd in this run no longer holds the horizon; a poll after PREPARE moves the cursor past its IDs and after COMMIT PREPARED its row is never read.",
+     [('\tfor (int i = 0; i < hz->nprepared; i++)\n\t\th = Min(h, (uint64) hz->prepared[i].ms);', '\tfor (int i = 0; i < hz->nearlier; i++)\n\t\th = Min(h, (uint64) hz->prepared[i].ms);')]),
+    ('blind2_layout_worker_fits_off_by_one', 'src/gen/layout_gen.c',
+     "Breaks 'idgen_next(layout): a backend's own worker id where it fits, one locked state per layout definition otherwise': a backend whose worker id is the layout's last one (e.g. slot 7 in js53, slot 1 in a SQL layout with a 1-bit worker field) generates lock-free in its own state while the backends beyond the field share the locked state that packs the same last worker id; generating concurrently in the same tick they repeat IDs.",
+     [('\tlg->dedicated = me->mode == ATTACH_DEDICATED && me->worker < workers - 1;', '\tlg->dedicated = me->mode == ATTACH_DEDICATED && me->worker < workers;')]),
+    ('blind2_shared_slot_claimable', 'src/gen/slots.c',
+     "Breaks 'More backends than worker ids: backends that find every other worker id taken generate on the shared one, under a lock': the claim loop also hands out the shared slot as a dedicated one, so (e.g. node_bits 8, five concurrent clients) one backend writes the shared slot's state without the lock while the overflow backends write it under the lock; concurrent bursts race on the sequence and return duplicate IDs.",
+     [('\tfor (i = 0; i < slots_shared_index(); i++)', '\tfor (i = 0; i <= slots_shared_index(); i++)')]),
+    ('blind2_time_field_end_off_by_one', 'src/base/layout.c',
+     "Breaks 'The time field runs out: an error on every path that starts a tick; never wraps': a layout's last millisecond is computed one too late, so the tick starting right after the time field's end is accepted and its time value wraps to 0 (layout_pack reduces it); e.g. a SQL layout defined with epoch = now and a 2-bit time field of 1 s ticks, generated in from its first tick to past 4 s, returns IDs below earlier ones that repeat the first tick's.",
+     [('\treturn layout->epoch_ms + layout->size[IDGEN_FIELD_TIME] * layout->tick_ms - 1;', '\treturn layout->epoch_ms + layout->size[IDGEN_FIELD_TIME] * layout->tick_ms;')]),
+    ('blind2_provenance_row_abort_ignored', 'src/provenance/provenance_table.c',
+     "Breaks the provenance promise that a cluster adds its own idgen_system row at the first generation in each database 'in that transaction, and again if it is rolled back': the xact callback watches XACT_EVENT_PARALLEL_ABORT instead of XACT_EVENT_ABORT, so after pg_upgrade (or an epoch moved earlier) a session whose first generation is rolled back never re-adds the row and keeps generating; that database's dump restored into the old cluster (or resumed elsewhere) is not refused and repeats the new cluster's IDs.",
+     [('\telse if (event == XACT_EVENT_ABORT)', '\telse if (event == XACT_EVENT_PARALLEL_ABORT)')]),
 ]
 BY_NAME = {m[0]: m for m in MUTANTS}
 
