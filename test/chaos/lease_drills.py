@@ -157,6 +157,38 @@ class LeaseDrills:
         fence's floor (a lease and a minute ahead: refused meanwhile)."""
         return self.lost_commits({"op": "registry_restore"})
 
+    def drill_registry_handover(self):
+        """The registry's last dump restored while a holder is frozen,
+        whose IDs since the dump are ahead of the other servers' clocks:
+        the renewals that reported their mark are lost.  The other node ids
+        reserved, a new server leases the holder's once its lease ends; its
+        clock behind those IDs, it must start above them, the registry
+        fencing itself (issue #39 row 1), or refuse.  Both are retired."""
+        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
+        if not servers or len(self.clusters) >= MAX_CLUSTERS:
+            return None
+        f = self.r.choice(servers)
+        db = self.r.choice(self.dbs(f, CURRENT))
+        s = self.clusters[f]["set"]
+        # as in the frozen drill: renewed with the clock ahead, its lead 3 s
+        ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 9000, max_lead_ms=3000,
+                     max_clock_regression_ms=10000)
+        t = self.new_name("T")
+        ops = [{"op": "registry_dump"},
+               {"op": "reload", "c": f, "set": ahead, "then_ms": LEASE_S * 1000 // 3 + 500},
+               self.burst_on(f, f), {"op": "freeze", "c": f, "what": "server"},
+               {"op": "registry_restore", "wait_s": 2 * LEASE_S},
+               {"op": "reserve", "but": f},
+               {"op": "cluster", "c": t, "set": dict(self.lease_settings(), max_clock_regression_ms=30000),
+                "wait_lease": 4 * LEASE_S, "dbs": [db], "takes": f},
+               {"op": "burst", "kill": None,
+                "clients": [{"c": t, "db": db, "calls": [["next", None, 1, 3000], ["next", "pgedge", 1, 300]]}
+                            for _ in range(2)]},
+               {"op": "thaw", "c": f, "unreserve": True},
+               {"op": "retire", "c": f}, {"op": "retire", "c": t}]
+        self.queue += [op for op in ops[1:] if op]
+        return ops[0]
+
     def lost_commits(self, loss):
         """A holder restarted after the registry's dump or behind its
         asynchronous standby's back, then the loss (loss: the op that

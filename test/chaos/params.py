@@ -52,7 +52,7 @@ LEASE_DRILLS = ["outage", "frozen", "clone"]
 # failover or a restore leaves every server that leases anew refusing for a
 # minute, and
 # their place keeps every earlier drill where it was for every seed.
-REGISTRY_DRILLS = ["registry_stall", "registry_failover", "registry_restore"]
+REGISTRY_DRILLS = ["registry_stall", "registry_failover", "registry_restore", "registry_handover"]
 ALL_DRILLS = DRILLS + LATER_DRILLS + LEASE_DRILLS + REGISTRY_DRILLS
 NARROW = len(FAMILIES) - 1      # the family whose node field holds node ids 0 and 1
 WIDTH_TWINS = [0, 1]            # families alike but for their widths, without a worker field

@@ -90,8 +90,10 @@ class Registry:
         cl = self.registry()
         if cl is None or not cl.running:
             return False
-        cl.query("postgres", RESERVE_SQL, (epoch_date_ms(Model.lease_settings()["epoch"]),
-                                           RESERVED, "1 day", "1 day", list(LEASE_POOL)))
+        # but the node id of a frozen holder, which a new server is to lease
+        but = self.frozen.get(op.get("but"), (None, None, None))[2]
+        cl.query("postgres", RESERVE_SQL, (epoch_date_ms(Model.lease_settings()["epoch"]), RESERVED,
+                                           "1 day", "1 day", [n for n in LEASE_POOL if not but or n != but[0]]))
 
     def do_unreserve(self, op):
         if self.etcd is not None:

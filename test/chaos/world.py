@@ -164,9 +164,9 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
             took = self.frozen.get(op.get("takes"), (None, None, None))[2]
             if took is not None:
                 # the frozen drill reached its case, or not (the registry's view)
-                self.refusals["frozen drill: the new server %s the frozen holder's node id"
-                              % ("leased" if lease and lease[:2] == (took[0], "held") else
-                                 "did not lease")] += 1
+                self.refusals["%s drill: the new server %s the frozen holder's node id"
+                              % (op.get("part", "frozen"), "leased" if lease and lease[:2] == (took[0], "held")
+                                 else "did not lease")] += 1
 
     def do_restart(self, op):
         c = op["c"]
