@@ -209,10 +209,15 @@ class Choices:
     def held_outbox(self, c, db):
         """An outbox on c, which has a synchronous standby, whose commits
         that standby holds a while between their commit record and their
-        visibility."""
+        visibility.  Its transactions hold no IDs while they run: the
+        oldest then is one whose commit is held, not one still running,
+        whose IDs would hold the horizon below the others' anyway."""
         op = self.outbox_in(c, db)
         if op is not None:
             op["hold_ms"] = self.r.choice(HOLD_MS)
+            for txns in op["writers"]:
+                for txn in txns:
+                    txn[1] = 0
         return op
 
     def choose_outbox(self, model=None, c=None):
@@ -228,7 +233,7 @@ class Choices:
                 return None
             db = self.r.choice(dbs)
         writers = [[[self.r.choice([1, 1, 2, 5]), self.r.choice([0, 0, 30, 100, 300]),
-                     "COMMIT" if self.r.random() < 0.8 else "ROLLBACK"]
+                     self.r.choice(["COMMIT"] * 5 + ["ROLLBACK", "PREPARE"])]
                     for _ in range(self.r.randint(1, 4))]
                    for _ in range(self.r.randint(2, 4))]
         op = {"op": "outbox", "c": c or model, "db": db, "writers": writers}

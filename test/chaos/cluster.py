@@ -35,6 +35,7 @@ log_line_prefix = '%m [%p] %e '
 log_min_messages = warning
 wal_level = replica
 max_wal_senders = 4
+max_prepared_transactions = 10
 # A standby reconnects to its restarted primary at once, not after 5 s, as
 # sessions waiting for it as their synchronous standby would.
 wal_retrieve_retry_interval = 100ms

@@ -197,7 +197,8 @@ def poll_once(conn, poller, step, where, refusals):
 
 def write_outbox(cl, db, index, txns, out):
     """One writer: each transaction inserts rows, holds its IDs for a while,
-    inserts one more, and commits or rolls back."""
+    inserts one more, and commits, rolls back, or prepares and, after the
+    same while (the poller polls), commits the prepared transaction."""
     base = {"c": cl.name, "db": db}
     try:
         conn = cl.connect(db)
@@ -206,7 +207,7 @@ def write_outbox(cl, db, index, txns, out):
     sql = ("INSERT INTO chaos_outbox (w) SELECT %d FROM generate_series(1, {n}) RETURNING id"
            % index)
     try:
-        for rows, hold_ms, end in txns:
+        for k, (rows, hold_ms, end) in enumerate(txns):
             with conn.cursor() as cur:
                 try:
                     cur.execute("BEGIN")
@@ -214,13 +215,31 @@ def write_outbox(cl, db, index, txns, out):
                     if hold_ms:
                         cur.execute("SELECT pg_sleep(%s)", (hold_ms / 1000.0,))
                     insert_rows(cur, base, sql, 1, out)
-                    cur.execute(end)
+                    if end == "PREPARE":
+                        commit_prepared(cur, "chaos_%d_%d_%d" % (conn.get_backend_pid(), index, k),
+                                        max(hold_ms, 50))
+                    else:
+                        cur.execute(end)
                 except psycopg2.Error:
                     if conn.closed:
                         return
                     cur.execute("ROLLBACK")
     finally:
         conn.close()
+
+
+def commit_prepared(cur, gid, hold_ms):
+    """PREPARE TRANSACTION, hold_ms with the transaction prepared (its
+    IDs must hold the horizon), COMMIT PREPARED; or, when that fails,
+    ROLLBACK PREPARED, so that no prepared transaction outlives its
+    writer (it would hold the horizon, and its database, for good)."""
+    cur.execute("PREPARE TRANSACTION %s", (gid,))
+    try:
+        cur.execute("SELECT pg_sleep(%s)", (hold_ms / 1000.0,))
+        cur.execute("COMMIT PREPARED %s", (gid,))
+    except psycopg2.Error:
+        cur.execute("ROLLBACK PREPARED %s", (gid,))
+        raise
 
 
 def insert_rows(cur, base, sql, n, out):
