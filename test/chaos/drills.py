@@ -6,9 +6,9 @@ None when the servers do not allow it now."""
 import datetime
 import random
 
-from layouts import EPOCHS, HWM_STEP_MS, NAMES
-from params import (CURRENT, DAY_MS, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, NARROW,
-                    NODE_IDS, SETTING_CHOICES, WIDTH_TWINS)
+from layouts import EPOCHS
+from params import (CURRENT, DAY_MS, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, NODE_IDS,
+                    SETTING_CHOICES)
 
 
 class Drills:
@@ -173,102 +173,6 @@ class Drills:
         self.queue += ops[1:]
         return ops[0]
 
-    def drill_churn(self):
-        """Sessions one after another on one worker id, each borrowing ahead
-        of the clock in js53 (64 IDs a millisecond): each new holder of the
-        worker id must start after its predecessor's newest tick."""
-        c, db = self.pick_db()
-        if c is None:
-            return None
-        # Most of them then take an ID of idgen's own layout, at the clock:
-        # what the worker id's next holder starts after is its holders'
-        # newest tick in any layout, not the last they used.
-        clients = [{"c": c, "db": db, "calls": [["next", "js53", 1, 3000]] +
-                    ([["next", None, 1, 1]] if self.r.random() < 0.7 else [])} for _ in range(5)]
-        return {"op": "burst", "clients": clients, "kill": None, "serial": True}
-
-    def drill_crash(self):
-        """Power cuts while a server generates with its clock ahead, each
-        at another distance from the newest mark (sessions idle a while,
-        drawn around the step by which marks run ahead, and take a few
-        IDs more), the host's clock set right while the server was down:
-        IDs must resume above those made before each cut, which only the
-        marks made durable before use keep them above."""
-        c = self.quiet_primary()
-        if c is None:
-            return None
-        db = self.r.choice(self.dbs(c, CURRENT))
-        s = dict(self.clusters[c]["set"], max_lead_ms=5000, max_clock_regression_ms=10000)
-        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + 2000)
-        ops = []
-        for _ in range(3):
-            idle = int(self.r.uniform(0.5, 1.6) * HWM_STEP_MS)
-            calls = [["next", None, 1, 3000], ["sleep", None, 1, idle], ["next", None, 1, 20]]
-            cut = {"what": "postmaster", "c": c, "client": None, "after_ms": idle + 300, "set": s}
-            ops += [{"op": "reload", "c": c, "set": ahead, "poll": False},
-                    {"op": "burst", "kill": cut, "poll": False,
-                     "clients": [{"c": c, "db": db, "calls": calls} for _ in range(2)]},
-                    {"op": "burst", "kill": None,
-                     "clients": [{"c": c, "db": db, "calls": [["next", None, 1, 300]]}]}]
-        self.queue += ops[1:]
-        return ops[0]
-
-    def drill_clock_back(self):
-        """decimal19's one shared state per server (ten IDs a millisecond)
-        far ahead of the clock, then the clock half a second back."""
-        c, db = self.pick_db()
-        if c is None:
-            return None
-        s = self.clusters[c]["set"]
-        def burst():
-            return {"op": "burst", "kill": None,
-                    "clients": [{"c": c, "db": db, "calls": [["next", "decimal19", 1, 3000]]}
-                                for _ in range(2)]}
-        back = {"op": "reload", "c": c, "set": dict(s, clock_offset_ms=s["clock_offset_ms"] - 500)}
-        self.queue += [back, burst()]
-        return burst()
-
-    def drill_epoch_twins(self):
-        """One name in two databases, defined alike but for the epoch, then
-        for the widths (or the other way round): two definitions, each with
-        a state of its own, generated in at once."""
-        c = self.r.choice(self.primaries())
-        dbs = self.dbs(c, CURRENT)
-        prep = None
-        if len(dbs) < 2:
-            # make a second database of the current version
-            old = [d for d in self.dbs(c) if d not in dbs]
-            free = [d for d in self.db_names if d not in self.clusters[c]["dbs"]]
-            if old:
-                prep = {"op": "ext_recreate", "c": c, "db": self.r.choice(old), "version": CURRENT}
-            elif free:
-                prep = {"op": "createdb", "c": c, "db": self.r.choice(free), "version": CURRENT}
-            else:
-                return None
-            dbs = dbs + [prep["db"]]
-            if len(dbs) < 2:
-                return None
-        db1, db2 = self.r.sample(dbs, 2)
-        name = self.r.choice(NAMES)
-        fam = self.r.choice([0, 1, 5, 8])           # no worker field: one state per definition
-        e1, e2 = self.r.sample(EPOCHS, 2)
-        # both kinds of twins, in either order: alike but for the epoch, and
-        # the same fields, tick and radix in other widths, one epoch
-        twins = [(e1, e2, fam, fam), (e1, e1) + tuple(self.r.sample(WIDTH_TWINS, 2))]
-        self.r.shuffle(twins)
-        # long enough that the four overlap whatever their connections take:
-        # a state the two definitions shared showed only where they met
-        clients = [{"c": c, "db": db, "calls": [["next", name, 1, 3000]]}
-                   for db in (db1, db2, db1, db2)]
-        ops = [prep]
-        for epoch1, epoch2, fam1, fam2 in twins:
-            ops += [{"op": "redefine", "c": c, "db": db1, "name": name, "epoch": epoch1, "family": fam1},
-                    {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": epoch2, "family": fam2},
-                    {"op": "burst", "clients": clients, "kill": None}]
-        ops = [op for op in ops if op]
-        self.queue += ops[1:]
-        return ops[0]
-
     def drill_full(self):
         """The table of marks full (issue #28, item 1): more layouts than it
         holds generate with the clock ahead, so that their marks outlive a
@@ -409,8 +313,14 @@ class Drills:
             # server must start behind the IDs the new one made; not for one
             # table, whose step must pass idgen.max_clock_regression_ms
             ahead = dict(ahead, clock_offset_ms=ahead["clock_offset_ms"] + 6000 * (what == "db"))
+            made = self.on(refused, new)
+            if what == "db":
+                # one session, whose first transaction rolls back: the row of
+                # idgen_system the new cluster added for itself then it must add again
+                made = {"op": "outbox", "c": new, "db": db,
+                        "writers": [[[1, 0, "ROLLBACK"]] + [[5, 0, "COMMIT"]] * 3]}
             ops = [reload, first, {"op": "upgrade", "c": c, "new": new, "set": ahead},
-                   self.on(refused, new), move, self.on(refused, c)]
+                   made, move, self.on(refused, c)]
             new, other_after, outbox = c, None, outbox and dict(outbox, c=c)
             after = self.on(after, c)
         else:
@@ -428,22 +338,3 @@ class Drills:
     def on(burst, c):
         """burst's clients on server c."""
         return burst and dict(burst, clients=[dict(cl, c=c) for cl in burst["clients"]])
-
-    def drill_refused(self):
-        """A layout whose node field is too narrow for the server's node id,
-        called again and again in one session, in every function: refused
-        each time, never generated in with half a plan."""
-        # a leased node id is one of LEASE_POOL, all above 1
-        pairs = [(c, d) for c in self.primaries()
-                 if self.leasing(c) or self.clusters[c]["set"]["node_id"] >= 2
-                 for d in self.dbs(c, CURRENT)]
-        if not pairs:
-            return None
-        c, db = self.r.choice(pairs)
-        name = self.r.choice(NAMES)
-        calls = [["next", name, 1, 1], ["next", name, 1, 20], ["batch", name, 50, 1],
-                 ["block", name, 2, 1], ["next", None, 1, 20]]
-        self.queue.append({"op": "burst", "kill": None,
-                           "clients": [{"c": c, "db": db, "calls": calls} for _ in range(2)]})
-        return {"op": "redefine", "c": c, "db": db, "name": name, "epoch": self.r.choice(EPOCHS),
-                "family": NARROW}

@@ -41,7 +41,11 @@ FAMILIES = [
     (("time", "node", "sequence", "random"), (41, 6, 8, 8), "1 millisecond", 2),
     # node ids 0 and 1 only: servers with others must refuse it, every time
     (("time", "node", "sequence"), (41, 1, 12), "1 millisecond", 2),
+    # a time field of 8.192 s, 16 IDs a millisecond: the time_end drill
+    # defines it to end seconds later (never drawn: under EPOCHS it has ended)
+    (("time", "node", "sequence"), (13, 7, 4), "1 millisecond", 2),
 ]
+ENDING = len(FAMILIES) - 1
 EPOCHS = ["2016-01-01", "2020-01-01", "2022-06-15", "2024-01-01", "2025-03-01"]
 NAMES = ["alpha", "beta", "gamma"]
 

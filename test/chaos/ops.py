@@ -16,7 +16,8 @@ from applying import Applying
 from choices import Choices
 from drills import Drills
 from etcd_drills import ETCD_DRILLS, EtcdDrills, draws_etcd
-from layouts import EPOCHS, FAMILIES
+from gen_drills import GenDrills
+from layouts import ENDING, EPOCHS
 from lease_drills import LeaseDrills
 from params import (ALL_DRILLS, CURRENT, DBS, DRILLS, LATER_DRILLS, LEASE_DRILLS, LEASE_S, MAX_MARKS,
                     NODE_IDS, REGISTRY_DRILLS, WEIGHTS)
@@ -56,7 +57,7 @@ def call_text(call):
 
 
 
-class Model(Choices, Drills, LeaseDrills, EtcdDrills, Applying):
+class Model(Choices, Drills, GenDrills, LeaseDrills, EtcdDrills, Applying):
     def __init__(self, rng, clients, databases=len(DBS)):
         self.r = rng
         self.etcd = draws_etcd(rng)
@@ -124,7 +125,7 @@ class Model(Choices, Drills, LeaseDrills, EtcdDrills, Applying):
                 elif kind != "failover" and self.quiet_primary() is None:
                     op = self.make_quiet()
             # the lease drills, last, closer together
-            self.drill_at = self.steps + self.r.randint(2, 6)
+            self.drill_at = self.steps + self.r.randint(1, 5)
             if op is not None:
                 self.apply(op)
                 return op
@@ -167,7 +168,7 @@ class Model(Choices, Drills, LeaseDrills, EtcdDrills, Applying):
 
     def layout_spec(self, name):
         # Layouts without a worker field share one state per server: twice as often.
-        fam = self.r.choice(list(range(len(FAMILIES))) + [0, 1])
+        fam = self.r.choice(list(range(ENDING)) + [0, 1])
         return {"name": name, "epoch": self.r.choice(EPOCHS), "family": fam}
 
     def choose_drill(self):

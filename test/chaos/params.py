@@ -2,8 +2,6 @@
 the weights of the random ops, and the drills (ops.py, drills.py and
 lease_drills.py draw from them; the world reads some too)."""
 
-from layouts import FAMILIES
-
 DBS = ["db1", "db2", "db3"]
 CURRENT = "current"         # the extension's default_version (recorded cases may name one)
 MAX_CLUSTERS = 5
@@ -35,6 +33,9 @@ WEIGHTS = {
 EDGE_NODES = [(5, 16), (5, 31), (6, 32), (6, 63), (7, 64), (7, 127)]
 # A burst with more clients than a server has worker ids, now and then.
 CROWD = 3
+# The crowd drill's sessions: more than js53's 8 worker ids, and than the 4
+# a node has under idgen.node_bits = 8.
+CROWD_SIZE = 12
 # An outbox's commits held between their commit record and their
 # visibility (a synchronous standby's receiver stopped), now and then.
 HOLD_MS = [300, 700]
@@ -42,7 +43,7 @@ HOLD_MS = [300, 700]
 # reach them for sure.  Each run has every one early (in an order of its
 # seed) and more now and then; the random ops around them find the rest.
 DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_twins", "refused",
-          "crash"]
+          "crash", "time_end", "crowd"]
 # Those of 1.5's protections, after the others, whose order (and so the
 # step each mutant is killed at) stays what it was for every seed.
 LATER_DRILLS = ["full", "lost_hwm", "move"]
@@ -54,7 +55,7 @@ LEASE_DRILLS = ["outage", "frozen", "clone"]
 # their place keeps every earlier drill where it was for every seed.
 REGISTRY_DRILLS = ["registry_stall", "registry_failover", "registry_restore", "registry_handover"]
 ALL_DRILLS = DRILLS + LATER_DRILLS + LEASE_DRILLS + REGISTRY_DRILLS
-NARROW = len(FAMILIES) - 1      # the family whose node field holds node ids 0 and 1
+NARROW = 10                     # the family whose node field holds node ids 0 and 1
 WIDTH_TWINS = [0, 1]            # families alike but for their widths, without a worker field
 # A standby's clock: often right, sometimes behind its primary's.
 STANDBY_OFFSETS = [0, 0, 0, -1500, -4000]

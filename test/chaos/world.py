@@ -8,6 +8,7 @@ An error idgen raises on purpose is a refusal, counted and not a violation.
 """
 
 import collections
+import datetime
 import os
 import time
 
@@ -262,8 +263,16 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
 
     def define_sql(self, op):
         fields, widths, unit, radix = FAMILIES[op["family"]]
+        epoch = op["epoch"] + " 00:00:00+00" if op["epoch"] else None
+        if op.get("ends_in_ms") is not None:
+            # its time field ends that long from now, by the server's clock
+            cl = self.clusters[op["c"]]
+            # in whole milliseconds, as a layout's epoch must be
+            ms = int(now_ms()) + int(cl.settings.get("clock_offset_ms", 0)) + cl.base_offset_ms + \
+                op["ends_in_ms"] - 2 ** widths[fields.index("time")]
+            epoch = datetime.datetime.fromtimestamp(ms / 1000.0, datetime.timezone.utc).isoformat()
         return ("SELECT idgen_define_layout(%s, %s::timestamptz, %s::text[], %s::int[], %s::interval, %s)",
-                (op["name"], op["epoch"] + " 00:00:00+00", list(fields), list(widths), unit, radix))
+                (op["name"], epoch, list(fields), list(widths), unit, radix))
 
     def do_define(self, op):
         if not self.live(op["c"]):
