@@ -229,6 +229,32 @@ MUTANTS = [
     ('blind2_provenance_row_abort_ignored', 'src/provenance/provenance_table.c',
      "Breaks the provenance promise that a cluster adds its own idgen_system row at the first generation in each database 'in that transaction, and again if it is rolled back': the xact callback watches XACT_EVENT_PARALLEL_ABORT instead of XACT_EVENT_ABORT, so after pg_upgrade (or an epoch moved earlier) a session whose first generation is rolled back never re-adds the row and keeps generating; that database's dump restored into the old cluster (or resumed elsewhere) is not refused and repeats the new cluster's IDs.",
      [('\telse if (event == XACT_EVENT_ABORT)', '\telse if (event == XACT_EVENT_PARALLEL_ABORT)')]),
+    # A third blind set (issue #40, 2026-11-26), planted as the second was, after
+    # the checker gained what the second's survivors showed missing.
+    ('blind3_stats_base_not_advanced', 'src/gen/stats.c',
+     "Breaks the statistics promise (idgen_stats counts what sessions got): a backend's own-state counter base is never advanced, so each publication at transaction end re-adds every ID since tracking began. Scenario: one session calls idgen_next() in two separate transactions; idgen_stats.ids then shows 3 instead of 2 (and grows quadratically with more transactions).",
+     [('\tl->pending.ids += issued - l->own_base;\n\tl->own_base = issued;\n', '\tl->pending.ids += issued - l->own_base;\n')]),
+    ('blind3_uuidv7_equal_tick', 'src/sql/uuidv7.c',
+     "Breaks 'idgen_uuidv7() increasing within a backend': two calls that read the same 1/4096 ms (or the clock equal to a value already bumped) keep identical 60 time bits, so their order is left to the random bits. Scenario: SELECT idgen_uuidv7() FROM generate_series(1,1000000) WITH ORDINALITY; many consecutive pairs compare out of order.",
+     [('\tif (time60 <= last_time60)\n', '\tif (time60 < last_time60)\n')]),
+    ('blind3_provenance_refusal_cleared', 'src/provenance/provenance.c',
+     "Breaks the sticky refusal for another cluster's IDs: a row of idgen_system that arrives for a covered cluster now clears the refusal instead of leaving it. Scenario: a dump of cluster O's database is restored into running cluster N with O's node id (N refuses), then CREATE EXTENSION idgen (or ALTER EXTENSION idgen UPDATE) in another database inserts N's own row through the trigger; the refusal is lifted without idgen_resume_after(), and a session that generated before goes on at the old IDs' time and repeats O's IDs.",
+     [('\tprov->refusing |= !covered;\n', '\tprov->refusing = !covered;\n')]),
+    ('blind3_horizon_publish_p_not_q', 'src/horizon/horizon.c',
+     "Breaks 'the horizon never goes back across restarts and crashes': a transaction whose first clock reading P is below the horizon floor keeps publishing P instead of its floor Q. Scenario: a poller takes idgen_horizon() = H, the server restarts (or crashes) with the clock set 3 s back, a writer takes an ID and keeps its transaction open; idgen_horizon() now returns about H - 3 s, so the poller's cursor goes back and it reads rows twice.",
+     [('\tif (horizon_xact_ms > now)\n\t\tpg_atomic_write_u64(my_oldest, (uint64) horizon_xact_ms);\n\treturn horizon_xact_ms;\n', '\treturn horizon_xact_ms;\n')]),
+    ('blind3_resume_skips_overflow_mark', 'src/marks/marks_reserve.c',
+     "Breaks idgen_resume_after() (lost idgen_hwm, or a database moved in from another cluster): marks_raise_all() skips entry 0, the overflow mark '*' that binds every layout, so only layouts that already had an entry are raised. Scenario: idgen_hwm deleted after a CHECKPOINT (or a dump of an old cluster restored into a new one with its node id), idgen_resume_after(newest ID time), restart with the clock 3 s behind: layouts with no mark of their own (the default one if no horizon was taken, js53, every SQL layout) start from the clock and repeat earlier IDs.",
+     [("\tfor (int i = 0; i < mark_table->end; i++)\n\t\tif (mark_table->entries[i].name[0] != '\\0')\n\t\t\tmarks_request(&mark_table->entries[i], ms);\n", "\tfor (int i = 1; i < mark_table->end; i++)\n\t\tif (mark_table->entries[i].name[0] != '\\0')\n\t\t\tmarks_request(&mark_table->entries[i], ms);\n")]),
+    ('blind3_lease_release_reports_floor', 'src/marks/marks_reserve.c',
+     "Breaks node id leases (a server taking over a node id starts above the marks its previous holder reported): marks_node_highest() reports the entries' startup floors, not their live marks, so a clean shutdown's release replaces the registry's mark with a value below the IDs made in that run. Scenario: leasing server A (clock 5 s ahead) generates for a minute and stops cleanly; server B leases A's node id (e.g. node_bits 1) and starts from its own clock, repeating A's last seconds of IDs.",
+     [('\t\t\thigh = Max(high, Max(marks_read(&e->floor), marks_value(e)));\n', '\t\t\thigh = Max(high, marks_read(&e->floor));\n')]),
+    ('blind3_shard_bound_off_by_one', 'src/gen/next.c',
+     "Breaks 'servers with different node ids never return the same value' for layouts whose shards tell nodes apart: a shard one past this node's range is accepted. Scenario: node_bits 4, node_id 1, idgen_next('instagram', 1024) returns an ID in node 2's shard range (node 2 makes the same IDs); idgen_next('decimal19', 1000) carries into the node digits and decodes as node_id + 1 instead of being refused.",
+     [('shard >= plan->shard_lo + plan->shard_count)', 'shard > plan->shard_lo + plan->shard_count)')]),
+    ('blind3_layout_change_no_invalidation', 'src/defs/layout_defs_change.c',
+     "Breaks 'layouts defined in SQL are read again by every backend after a change' (dropped/redefined layouts): the row trigger of idgen_layout no longer invalidates the layout caches (only TRUNCATE does). Scenario: session S1 generates in layout x; S2 runs idgen_drop_layout('x') and idgen_define_layout('x', ...) with other widths; S1 keeps generating under the old definition (even after a bare drop), so its IDs decode to wrong node/worker/time under the definition the database holds.",
+     [('\tCacheInvalidateRelcache(trigdata->tg_relation);\n\tif (TRIGGER_FIRED_BY_DELETE(event))\n', '\tif (TRIGGER_FIRED_BY_DELETE(event))\n')]),
 ]
 BY_NAME = {m[0]: m for m in MUTANTS}
 
