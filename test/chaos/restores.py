@@ -75,23 +75,30 @@ class Restores(Moves):
         self.touch(c)
 
     def table_step(self, c, db):
-        """README's step after one table's load.  Where this server's
-        idgen.epoch is later than the one the IDs were made under, it reads
-        their time ahead of the clock and refuses; as its hint says, the
-        server takes their epoch and restarts, and the step runs again."""
+        """README's step after one table's load, as its hint says where it
+        refuses: where this server's idgen.epoch is later than the one the
+        IDs were made under, it reads their time ahead of the clock; the
+        server takes their epoch and restarts.  Where their time is ahead
+        of the clock by more than idgen.max_clock_regression_ms (the line
+        made them with its clock further ahead), the DBA waits until the
+        clock is near it.  Then the step runs again."""
         cl = self.clusters[c]
-        try:
-            cl.query(db, TABLE_STEP)
-            return
-        except psycopg2.Error as e:
-            if e.pgcode != "22023" or self.table_epoch[c].isoformat() >= str(cl.settings["epoch"]):
-                raise
-            self.op_errors["README's step: %s" % normalize(e.diag.message_primary)] += 1
-        cl.stop("fast")
-        cl.write_settings(dict(cl.settings, epoch=self.table_epoch[c].isoformat()))
-        self.lineage[c].frontier.new_run()
-        cl.start()
-        cl.query(db, TABLE_STEP)
+        for wait in range(RESUME_WAIT_S, -1, -1):
+            try:
+                cl.query(db, TABLE_STEP)
+                return
+            except psycopg2.Error as e:
+                if e.pgcode != "22023" or not wait:
+                    raise
+                if wait == RESUME_WAIT_S:
+                    self.op_errors["README's step: %s" % normalize(e.diag.message_primary)] += 1
+            if self.table_epoch[c].isoformat() < str(cl.settings["epoch"]):
+                cl.stop("fast")
+                cl.write_settings(dict(cl.settings, epoch=self.table_epoch[c].isoformat()))
+                self.lineage[c].frontier.new_run()
+                cl.start()
+            else:
+                time.sleep(1)
 
     def resume_after(self, c, db, newest):
         """newest: past the newest ID the line handed out, as the error's hint
