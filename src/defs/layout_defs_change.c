@@ -24,6 +24,15 @@ PG_FUNCTION_INFO_V1(idgen_layout_check);
 PG_FUNCTION_INFO_V1(idgen_define_layout);
 PG_FUNCTION_INFO_V1(idgen_drop_layout);
 
+/*
+ * Set while idgen_define_layout() inserts its row: a layout defined now must
+ * have time for IDs made now.  Rows that arrive otherwise (a restore, a copy
+ * of the table) are definitions made before, whose IDs tables hold: they are
+ * taken as they are, as their IDs must decode; generating in them refuses
+ * before the epoch and past the end.
+ */
+static bool defining_now = false;
+
 /* Lowercase, so it needs no quoting anywhere; a built-in name stays built in. */
 static void
 layout_defs_check_name(const char *name)
@@ -76,7 +85,8 @@ layout_defs_trigger_misused(const char *detail)
 
 /*
  * BEFORE ROW (INSERT, UPDATE, DELETE) and BEFORE TRUNCATE on idgen_layout:
- * a new row must describe a valid layout, and every backend must forget its
+ * a new row must describe a valid layout (one idgen_define_layout() makes,
+ * a layout with time for IDs made now), and every backend must forget its
  * cached layouts when the transaction commits.  A row inserted equal to one
  * the table holds is skipped.  Fired any other way it refuses, before it
  * reads anything of the trigger's data.
@@ -116,6 +126,8 @@ idgen_layout_check(PG_FUNCTION_ARGS)
 		int64		now = clock_now_ms();
 
 		layout_defs_check_name(name);
+		if (!defining_now)
+			return PointerGetDatum(tuple);
 		if (layout.epoch_ms > now)
 			layout_invalid(name, "The epoch is in the future, so the layout has no time for IDs made now.", NULL);
 		if (layout_last_ms(&layout) < now)
@@ -172,9 +184,18 @@ idgen_define_layout(PG_FUNCTION_ARGS)
 					 errmsg("argument %d of idgen_define_layout() must not be NULL", i + 1)));
 		args[i] = PG_GETARG_DATUM(i);
 	}
-	layout_defs_modify("INSERT INTO %s (name, epoch, fields, widths, time_unit, radix)"
-					   " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING",
-					   6, argtypes, args, text_to_cstring(PG_GETARG_TEXT_PP(0)), true);
+	defining_now = true;
+	PG_TRY();
+	{
+		layout_defs_modify("INSERT INTO %s (name, epoch, fields, widths, time_unit, radix)"
+						   " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING",
+						   6, argtypes, args, text_to_cstring(PG_GETARG_TEXT_PP(0)), true);
+	}
+	PG_FINALLY();
+	{
+		defining_now = false;
+	}
+	PG_END_TRY();
 	PG_RETURN_VOID();
 }
 
