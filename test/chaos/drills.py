@@ -331,7 +331,7 @@ class Drills:
                "clients": [{"c": new, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]}
         idle = ahead["clock_offset_ms"] - s["clock_offset_ms"] + ahead["max_lead_ms"] + 2000
         return ops[:3 + 2 * rollback] + [
-            {"op": "resume", "c": new, "db": db, "table": True}, own, {"op": "pause", "ms": idle},
+            {"op": "resume", "c": new, "db": db, "table": True}, own, {"op": "pause", "ms": idle, "past": new},
             after if rollback else self.burst_new_db(new, db), other_after, outbox]
 
     @staticmethod

@@ -38,6 +38,10 @@ LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "u
                      "registry_thaw", "registry_restore", "registry_failover", "etcd_start", "etcd_thaw"}
 
 
+# The longest a pause waits for a server's clock to pass its line's IDs.
+PAST_WAIT_MS = 60000
+
+
 class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
     def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
@@ -239,8 +243,18 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
              op["count"]))
 
     def do_pause(self, op):
-        """Nothing happens a while (the pollers poll after it)."""
-        time.sleep(op["ms"] / 1000.0)
+        """Nothing happens a while (the pollers poll after it); with
+        "past", at least until that server's clock passes the newest ID
+        its line handed out (up to PAST_WAIT_MS): a DBA waiting for the
+        clock, which knows the IDs the table it loaded holds, not their
+        time in every layout."""
+        ms = op["ms"]
+        c = op.get("past")
+        if c is not None and self.live(c):
+            cl = self.clusters[c]
+            clock = now_ms() + int(cl.settings.get("clock_offset_ms", 0)) + cl.base_offset_ms
+            ms = max(ms, min(self.lineage[c].newest - clock + 100, PAST_WAIT_MS))
+        time.sleep(ms / 1000.0)
 
     def do_retire(self, op):
         if not self.live(op["c"]):
