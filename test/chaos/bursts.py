@@ -8,8 +8,8 @@ import collections
 import psycopg2
 
 from clients import LOST, normalize, run_clients
-from invariants import (above, connection_kept, counted, in_time, known_layout, no_internal_error,
-                        right_node, sole_holder, unique)
+from invariants import (above, connection_kept, counted, in_time, increasing, known_layout,
+                        no_internal_error, right_node, sole_holder, unique)
 from layouts import HWM_STEP_MS, Layout, builtin, default_layout, epoch_date_ms, node_problem
 from params import DBS
 
@@ -192,6 +192,8 @@ class Bursts:
             unique(seen, (ident,), self.step, func, "%x", where)
             in_time((ident >> 64) * 1000 if func == "objectid" else ident >> 80, lo, hi, func, "%x",
                     ident, where)
+        if func == "uuidv7":
+            increasing(res["ids"], func, "%x", where)
         self.checked[(func, "")] += len(res["ids"])
 
     def layout_of(self, name, view):

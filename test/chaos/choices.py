@@ -30,7 +30,8 @@ class Choices:
         if c is None or not self.clusters[c]["dbs"][db]["layouts"]:
             return None
         name = self.r.choice(sorted(self.clusters[c]["dbs"][db]["layouts"]))
-        op = dict(op="redefine", c=c, db=db, **self.layout_spec(name))
+        # now and then a session that generated in it before does after
+        op = dict(op="redefine", c=c, db=db, held=self.r.random() < 0.3, **self.layout_spec(name))
         if self.r.random() < 0.5:
             # Applications keep generating across a DBA's change: a burst in
             # the name before it (borrowing ahead of the clock) and after it.

@@ -324,13 +324,18 @@ class Drills:
             new, other_after, outbox = c, None, outbox and dict(outbox, c=c)
             after = self.on(after, c)
         else:
-            ops = [reload, first, move, new_other, refused]
+            # a database made on the refusing server (its extension records
+            # the server in idgen_system) before the others generate: the
+            # refusal holds
+            third = [d for d in self.db_names if d not in (db, move.get("other"))]
+            made = third and {"op": "createdb", "c": new, "db": third[0], "version": CURRENT}
+            ops = [reload, first, move, made, new_other, refused]
         if what == "db":
             return ops + [dict(resume, c=new), after, other_after, outbox]
         own = {"op": "burst", "kill": None,
                "clients": [{"c": new, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]}
         idle = ahead["clock_offset_ms"] - s["clock_offset_ms"] + ahead["max_lead_ms"] + 2000
-        return ops[:3 + 2 * rollback] + [
+        return ops[:4 + rollback] + [
             {"op": "resume", "c": new, "db": db, "table": True}, own, {"op": "pause", "ms": idle, "past": new},
             after if rollback else self.burst_new_db(new, db), other_after, outbox]
 

@@ -141,8 +141,11 @@ class GenDrills:
         clients = [{"c": c, "db": db, "calls": [["next", name, 1, 3000]]}
                    for db in (db1, db2, db1, db2)]
         ops = [prep]
-        for epoch1, epoch2, fam1, fam2 in twins:
-            ops += [{"op": "redefine", "c": c, "db": db1, "name": name, "epoch": epoch1, "family": fam1},
+        for k, (epoch1, epoch2, fam1, fam2) in enumerate(twins):
+            # the second time, a session that generated under the first
+            # definition, held open, generates after the change
+            ops += [{"op": "redefine", "c": c, "db": db1, "name": name, "epoch": epoch1, "family": fam1,
+                     "held": k == 1},
                     {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": epoch2, "family": fam2},
                     {"op": "burst", "clients": clients, "kill": None}]
         ops = [op for op in ops if op]

@@ -42,6 +42,15 @@ def unique(seen, ids, step, label, shown, where):
         seen[ident] = step
 
 
+def increasing(ids, label, shown, where):
+    """README: idgen_uuidv7() increases within a backend (a call's values,
+    made one after another in one session)."""
+    for before, after in zip(ids, ids[1:]):
+        if after <= before:
+            raise Violation("out of order", label, "%s follows %s in one session's call, %s"
+                            % (shown % after, shown % before, where))
+
+
 def in_time(t, lo, hi, label, shown, ident, where):
     """An ID decodes to a time between the clock (plus
     idgen.clock_offset_ms) when the call started and the highest clock its

@@ -126,10 +126,11 @@ class Moves:
             cur.execute(HELD_LAYOUT)
         return conn
 
-    def held_after(self, c, db, conn):
+    def held_after(self, c, db, conn, call=("next", None, 1, 1000)):
         """The held session generates again after the restore: refused (a
-        refusal is server-wide and sticky), or above every ID of the line."""
-        call = ["next", None, 1, 1000]
+        refusal is server-wide and sticky), or above every ID of the line;
+        or after its layout was redefined: under the new definition."""
+        call = list(call)
         res = {"c": c, "db": db, "call": call, "text": call_sql(call), "ids": [], "error": None}
         view = self.read_view(c, db)
         res["t0"] = now_ms()

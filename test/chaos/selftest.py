@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chaos import coarse, ddmin   # noqa: E402
 from cluster import Cluster        # noqa: E402
 from etcd_drills import ETCD_DRILLS     # noqa: E402
-from invariants import Violation, above, stats_mismatch, unique   # noqa: E402
+from invariants import Violation, above, increasing, stats_mismatch, unique   # noqa: E402
 from lineage import Frontier       # noqa: E402
 from ops import Model      # noqa: E402
 from outbox import NAMED_HORIZON, Poller    # noqa: E402
@@ -232,6 +232,12 @@ class Invariants(unittest.TestCase):
             unique(seen, [4, 2], 5, "idgen", "%d", "A/db1")
         self.assertIn("first at step 3", cm.exception.message)
         self.assertIn(4, seen)
+
+    def test_uuidv7_increasing(self):
+        increasing([1, 2, 5], "uuidv7", "%x", "")
+        with self.assertRaises(Violation) as cm:
+            increasing([1, 3, 3], "uuidv7", "%x", "")
+        self.assertEqual(cm.exception.kind, "out of order")
 
     def test_resuming_above(self):
         above(11, 10, "idgen", "11", "")

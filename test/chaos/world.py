@@ -295,10 +295,19 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
         self.clusters[op["c"]].query(op["db"], sql, args)
 
     def do_redefine(self, op):
+        """The layout dropped and defined again; with "held", a session that
+        generated in it before, held open, generates in it after."""
         if not self.live(op["c"]):
             return False
         sql, args = self.define_sql(op)
         cl = self.clusters[op["c"]]
+        held = cl.connect(op["db"]) if op.get("held") else None
+        if held is not None:
+            try:
+                with held.cursor() as cur:
+                    cur.execute("SELECT idgen_next(%s)", (op["name"],))
+            except psycopg2.Error:
+                pass        # a layout it may not generate in (a narrow node field)
         conn = cl.connect(op["db"])
         try:
             with conn.cursor() as cur:
@@ -307,6 +316,8 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
                 cur.execute(sql, args)
         finally:
             conn.close()
+        if held is not None:
+            self.held_after(op["c"], op["db"], held, ("next", op["name"], 1, 300))
 
     def do_drop(self, op):
         if not self.live(op["c"]):
