@@ -123,11 +123,12 @@ idgen_layout_check(PG_FUNCTION_ARGS)
 		return PointerGetDatum(NULL);
 	if (layout_defs_row_to_layout(tuple, RelationGetDescr(trigdata->tg_relation), &layout, &name))
 	{
-		int64		now = clock_now_ms();
+		int64		now;
 
 		layout_defs_check_name(name);
 		if (!defining_now)
 			return PointerGetDatum(tuple);
+		now = clock_now_ms();
 		if (layout.epoch_ms > now)
 			layout_invalid(name, "The epoch is in the future, so the layout has no time for IDs made now.", NULL);
 		if (layout_last_ms(&layout) < now)
