@@ -9,8 +9,8 @@ import psycopg2
 
 from clients import LOST, normalize, run_clients
 from invariants import (above, connection_kept, counted, in_time, increasing, known_layout,
-                        no_internal_error, right_node, sole_holder, unique)
-from layouts import HWM_STEP_MS, Layout, builtin, default_layout, epoch_date_ms, node_problem
+                        no_internal_error, right_node, right_shard, sole_holder, unique)
+from layouts import HWM_STEP_MS, Layout, builtin, default_layout, epoch_date_ms, node_problem, shard_range
 from params import DBS
 
 SLACK_MS = 50
@@ -26,6 +26,8 @@ class Bursts:
             key = (cl["c"], cl["db"])
             if key not in views:
                 views[key] = self.read_view(*key)
+        clients = [dict(cl, calls=[self.resolve_shard(call, views[(cl["c"], cl["db"])]) for call in cl["calls"]])
+                   for cl in clients]
         for c in {cl["c"] for cl in clients}:
             self.touch(c)
             self.stats_begin(c, [cl["db"] for cl in clients if cl["c"] == c])
@@ -94,6 +96,28 @@ class Bursts:
         return {"node": node, "bits": bits, "epoch_ms": epoch_date_ms(epoch), "offset": offset,
                 "lead": lead, "layouts": layouts, "leased": leased}
 
+    def resolve_shard(self, call, view):
+        """A call with the shard its position names in the server's range
+        (params.SHARD_AT), or with none where that range is not known."""
+        if len(call) < 5:
+            return call
+        layout = self.layout_of(call[1], view) if view else None
+        if layout is None or not layout.has("shard") or view["node"] is None or view["leased"]:
+            return call[:4]
+        lo, count = shard_range(layout, view["node"], view["bits"])
+        at = {"first": lo, "middle": lo + count // 2, "last": lo + count - 1, "past": lo + count,
+              "before": lo - 1}
+        return call[:4] + [at[call[4]]]
+
+    def check_shard(self, res, layout, view):
+        """What a call did with the shard it passed (invariants.right_shard)."""
+        shard = res["call"][4]
+        lo, count = shard_range(layout, view["node"], view["bits"])
+        refused = res["error"] is not None and "out of range for idgen layout" in res["error"][1]
+        right_shard(shard, lo <= shard < lo + count, [(i, layout.decode(i)["shard"]) for i in res["ids"]],
+                    refused, layout.name, "%%d of %s" % layout.describe(),
+                    "%s/%s %s" % (res["c"], res["db"], res["text"]))
+
     def after_kill(self, kill):
         """Bring the server back after a kill; returns the killed server,
         and whether it restarted (a backend may have exited before)."""
@@ -113,6 +137,8 @@ class Bursts:
         self.count_call(res)
         if res["error"] is not None:
             self.note_error(res, killed)
+        if len(res["call"]) > 4:
+            self.check_shard(res, self.layout_of(layout_name, view), view)
         if not res["ids"] or view is None:
             return
         if func in ("objectid", "uuidv7"):

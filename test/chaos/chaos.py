@@ -49,8 +49,8 @@ from world import World, make_template   # noqa: E402
 # seed tuned to the drills finds is no kill (docs/chaos.md).  A found case
 # is replayed from its saved ops (test/chaos/cases).
 CI_MINUTES = (2.0, 1.5)
-ID_KINDS = {"repeated ID": "id", "wrong time": "id", "wrong node": "id", "resumed below": "id",
-            "out of order": "id"}
+ID_KINDS = {"repeated ID": "id", "wrong time": "id", "wrong node": "id", "wrong shard": "id",
+            "resumed below": "id", "out of order": "id"}
 
 
 def parse_args():

@@ -9,7 +9,7 @@ import random
 
 from layouts import BUILTIN, FAMILIES, NAMES
 from params import (CROWD, CURRENT, EDGE_NODES, HOLD_MS, MAX_CLUSTERS, OFFSETS, SETTING_CHOICES,
-                    STANDBY_OFFSETS)
+                    SHARD_AT, STANDBY_OFFSETS)
 
 
 class Choices:
@@ -306,7 +306,9 @@ class Choices:
         return op
 
     def choose_call(self, c, db, focus_name):
-        """[function, layout or None, n (batch size or block size), repeats]"""
+        """[function, layout or None, n (batch size or block size), repeats,
+        and where the layout has a shard field, often where in the server's
+        range the shard passed lies (params.SHARD_AT)]"""
         dbm = self.clusters[c]["dbs"][db]
         r = self.r
         if dbm["version"] == "1.0":
@@ -316,19 +318,23 @@ class Choices:
         if p < 0.65 and dbm["layouts"]:
             name = focus_name if focus_name in dbm["layouts"] and r.random() < 0.8 \
                 else r.choice(sorted(dbm["layouts"]))
-            fam = FAMILIES[dbm["layouts"][name]["family"]]
-            blocks = fam[0][-1] == "sequence"
+            fields = FAMILIES[dbm["layouts"][name]["family"]][0]
         elif p < 0.75:
             name = r.choice(sorted(BUILTIN))
-            blocks = BUILTIN[name][3][-1] == "sequence"
+            fields = BUILTIN[name][3]
         elif p < 0.9:
             name = r.choice([None, "idgen"])
-            blocks = True
+            fields = ("time", "node", "worker", "sequence")
         else:
             return [r.choice(["objectid", "uuidv7"]), None, 1, r.choice([10, 1000])]
+        blocks, shards = fields[-1] == "sequence", "shard" in fields
         func = r.choice(["next", "next", "batch"] + (["block"] if blocks else []))
         if func == "block":
-            return [func, name, r.choice([1, 2, 5, 16]), r.choice([1, 20, 200])]
-        if func == "batch":
-            return [func, name, r.choice([1, 50, 500, 3000]), 1]
-        return [func, name, 1, r.choice([1, 20, 300, 3000])]
+            call = [func, name, r.choice([1, 2, 5, 16]), r.choice([1, 20, 200])]
+        elif func == "batch":
+            call = [func, name, r.choice([1, 50, 500, 3000]), 1]
+        else:
+            call = [func, name, 1, r.choice([1, 20, 300, 3000])]
+        if shards and r.random() < 0.6:
+            call.append(r.choice(SHARD_AT))
+        return call

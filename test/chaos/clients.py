@@ -32,14 +32,21 @@ SQL = {
 }
 
 
+def call_args(call):
+    """The arguments of a call's function: the batch or block size, the
+    layout, the shard (call[4], where the burst resolved one)."""
+    func, layout, n = call[:3]
+    shard = call[4] if len(call) > 4 else None
+    return ([str(n)] if func in ("batch", "block") else []) + (["'%s'" % layout] if layout else []) + \
+        ([str(shard)] if shard is not None else [])
+
+
 def call_sql(call):
-    func, layout, n, m = call
-    args = ([str(n)] if func in ("batch", "block") else []) + (["'%s'" % layout] if layout else [])
-    return SQL[func].format(args=", ".join(args), m=m)
+    return SQL[call[0]].format(args=", ".join(call_args(call)), m=call[3])
 
 
 def parse_ids(call, text):
-    func, _, n, _ = call
+    func, n = call[0], call[2]
     if not text:
         return []
     if func in ("objectid", "uuidv7"):

@@ -68,6 +68,21 @@ def right_node(problem, label, shown, ident, where):
         raise Violation("wrong node", label, "%s from %s: %s" % (shown % ident, where, problem))
 
 
+def right_shard(asked, inside, ids, refused, label, shown, where):
+    """A shard passed to a generating function is the shard field of every
+    ID it returns, if it is in the server's range (inside; docs/design.md,
+    Layouts); a shard outside is refused (refused: the call was, as out of
+    range), and one inside is not.  ids: (ID, its shard field)."""
+    problem = "refused shard %d, which is in the server's range" % asked if inside and refused else None
+    for ident, shard in ids:
+        if not inside or shard != asked:
+            problem = "handed out %s with shard %d; shard %d was passed%s" % (
+                shown % ident, shard, asked, "" if inside else ", outside the server's range")
+            break
+    if problem:
+        raise Violation("wrong shard", label, "%s %s" % (where, problem))
+
+
 def known_layout(layout, name, where):
     """IDs are of a layout the database defines (or a built-in one)."""
     if layout is None:

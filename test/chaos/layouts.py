@@ -131,6 +131,17 @@ def builtin(name):
     return Layout(name, epoch, tick, radix, fields, widths)
 
 
+def shard_range(layout, node_id, node_bits):
+    """The shards a server makes IDs of, as (first, count): the whole
+    field where a node or worker field tells servers apart, else the
+    node's share under idgen.node_bits (docs/design.md, Layouts)."""
+    size = layout.size["shard"]
+    if layout.has("node") or layout.has("worker"):
+        return 0, size
+    per_node = size >> node_bits
+    return node_id * per_node, per_node
+
+
 def node_problem(layout, values, node_id, node_bits):
     """Why the fields do not carry this server's node id, or None."""
     nodes = 1 << node_bits
@@ -138,9 +149,12 @@ def node_problem(layout, values, node_id, node_bits):
         if values["node"] != node_id:
             return "node field %d, server's node id %d" % (values["node"], node_id)
         return None
-    field = "worker" if layout.has("worker") else "shard"
-    per_node = layout.size[field] // nodes
-    lo = node_id * per_node
+    if layout.has("worker"):
+        field, per_node = "worker", layout.size["worker"] // nodes
+        lo = node_id * per_node
+    else:
+        field = "shard"
+        lo, per_node = shard_range(layout, node_id, node_bits)
     if not lo <= values[field] < lo + per_node:
         return "%s field %d, outside node %d's range %d-%d (node_bits %d)" % (
             field, values[field], node_id, lo, lo + per_node - 1, node_bits)

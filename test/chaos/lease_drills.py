@@ -92,6 +92,36 @@ class LeaseDrills:
         self.queue += ops[1:]
         return ops[0]
 
+    def drill_release(self):
+        """A holder restarted with its clock ahead generates, then stops
+        cleanly, releasing its node id with the mark of its IDs; the other
+        node ids reserved, a new server whose clock is right leases it and
+        must start above those IDs.  The new server stays."""
+        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
+        if not servers or len(self.clusters) >= MAX_CLUSTERS:
+            return None
+        f = self.r.choice(servers)
+        db = self.r.choice(self.dbs(f, CURRENT))
+        s = self.clusters[f]["set"]
+        # the restart leaves only marks the clock has not passed: those of
+        # the IDs the burst makes, above the marks it started from
+        ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 6000, max_lead_ms=3000)
+        t = self.new_name("T")
+        ops = [{"op": "restart", "c": f, "mode": "fast", "set": ahead},
+               self.lease_burst(f, db), {"op": "reserve"}, {"op": "retire", "c": f},
+               {"op": "cluster", "c": t, "set": dict(self.lease_settings(), max_clock_regression_ms=30000),
+                "wait_lease": 2 * LEASE_S, "dbs": [db], "takes": f, "part": "release"},
+               self.lease_burst(t, db), {"op": "unreserve"}]
+        self.queue += ops[1:]
+        return ops[0]
+
+    @staticmethod
+    def lease_burst(c, db):
+        """Two clients on c's db, in idgen's own layout and pgedge's."""
+        return {"op": "burst", "kill": None,
+                "clients": [{"c": c, "db": db, "calls": [["next", None, 1, 3000], ["next", "pgedge", 1, 300]]}
+                            for _ in range(2)]}
+
     def drill_clone(self):
         """A copy (pg_basebackup) of a holder started as a primary: another
         node id, or refused while every node id is held; then the holder
@@ -181,9 +211,7 @@ class LeaseDrills:
                {"op": "reserve", "but": f},
                {"op": "cluster", "c": t, "set": dict(self.lease_settings(), max_clock_regression_ms=30000),
                 "wait_lease": 4 * LEASE_S, "dbs": [db], "takes": f},
-               {"op": "burst", "kill": None,
-                "clients": [{"c": t, "db": db, "calls": [["next", None, 1, 3000], ["next", "pgedge", 1, 300]]}
-                            for _ in range(2)]},
+               self.lease_burst(t, db),
                {"op": "thaw", "c": f, "unreserve": True},
                {"op": "retire", "c": f}, {"op": "retire", "c": t}]
         self.queue += [op for op in ops[1:] if op]

@@ -13,6 +13,7 @@ of the state in applying.py, and what they draw from in params.py.
 """
 
 from applying import Applying
+from clients import call_args
 from choices import Choices
 from drills import Drills
 from etcd_drills import ETCD_DRILLS, EtcdDrills, draws_etcd
@@ -46,14 +47,15 @@ def describe(op):
 
 
 def call_text(call):
-    func, layout, n, m = call
+    """A call as chosen: its shard, if any, is where in the server's range
+    the burst takes it (Bursts.resolve_shard)."""
+    func, m = call[0], call[3]
     if func == "sleep":
         return "pg_sleep(%g)" % (m / 1000.0)
-    args = ", ".join(str(a) for a in ([n] if func in ("batch", "block") else []) +
-                     (["'%s'" % layout] if layout else []))
+    args = call_args(call[:4]) + (["shard %s" % call[4]] if len(call) > 4 else [])
     name = {"next": "idgen_next", "batch": "idgen_next_batch", "block": "idgen_next_block",
             "objectid": "objectid", "uuidv7": "idgen_uuidv7"}[func]
-    return "%s(%s) x%d" % (name, args, m)
+    return "%s(%s) x%d" % (name, ", ".join(args), m)
 
 
 

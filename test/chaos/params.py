@@ -36,6 +36,9 @@ CROWD = 3
 # The crowd drill's sessions: more than js53's 8 worker ids, and than the 4
 # a node has under idgen.node_bits = 8.
 CROWD_SIZE = 12
+# Where in a server's range of shards a call's shard argument lies (Bursts.
+# resolve_shard): its edges, and one past each, which idgen must refuse.
+SHARD_AT = ["first", "middle", "last", "past", "past", "before"]
 # An outbox's commits held between their commit record and their
 # visibility (a synchronous standby's receiver stopped), now and then.
 HOLD_MS = [300, 700]
@@ -48,7 +51,7 @@ DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_
 # step each mutant is killed at) stays what it was for every seed.
 LATER_DRILLS = ["full", "lost_hwm", "move"]
 # Those of node id leases (issue #31), after those.
-LEASE_DRILLS = ["outage", "frozen", "clone"]
+LEASE_DRILLS = ["outage", "frozen", "clone", "release"]
 # The registry failing (issue #39), after all the others, in this order: a
 # failover or a restore leaves every server that leases anew refusing for a
 # minute, and

@@ -19,7 +19,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chaos import coarse, ddmin   # noqa: E402
 from cluster import Cluster        # noqa: E402
 from etcd_drills import ETCD_DRILLS     # noqa: E402
-from invariants import Violation, above, increasing, stats_mismatch, unique   # noqa: E402
+from invariants import Violation, above, increasing, right_shard, stats_mismatch, unique   # noqa: E402
+from layouts import builtin, shard_range      # noqa: E402
 from lineage import Frontier       # noqa: E402
 from ops import Model      # noqa: E402
 from outbox import NAMED_HORIZON, Poller    # noqa: E402
@@ -238,6 +239,18 @@ class Invariants(unittest.TestCase):
         with self.assertRaises(Violation) as cm:
             increasing([1, 3, 3], "uuidv7", "%x", "")
         self.assertEqual(cm.exception.kind, "out of order")
+
+    def test_shards(self):
+        # docs/design.md: with 4 node bits, node 3 makes instagram's shards 1536-2047
+        self.assertEqual(shard_range(builtin("instagram"), 3, 4), (1536, 512))
+        self.assertEqual(shard_range(builtin("decimal19"), 3, 4), (0, 1000))
+        right_shard(1536, True, [(7, 1536)], False, "instagram", "%d", "")
+        right_shard(2048, False, [], True, "instagram", "%d", "")
+        for asked, inside, ids, refused in [(2048, False, [(7, 2048)], False), (1536, True, [(7, 1537)], False),
+                                            (1536, True, [], True)]:
+            with self.assertRaises(Violation) as cm:
+                right_shard(asked, inside, ids, refused, "instagram", "%d", "")
+            self.assertEqual(cm.exception.kind, "wrong shard")
 
     def test_resuming_above(self):
         above(11, 10, "idgen", "11", "")

@@ -65,6 +65,7 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
         self.counts = {}            # server -> IDs handed out since idgen_stats_reset()
         self.late = []              # IDs of a run that began during a burst
         self.frozen = {}            # server -> (what, pids SIGSTOPped, its lease then)
+        self.released = {}          # retired leasing server -> its lease then
         self.receivers = {}         # standby -> its walreceiver's pid, SIGSTOPped
         self.handovers = 0          # IDs made under a node id another server made IDs under
         # (group, leased node id, node_bits) -> {server: largest ID it made under it}
@@ -166,10 +167,10 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
             # extension of 1.0 has no idgen_node_lease)
             cl.query("postgres", create_extension(CURRENT))
             lease = self.wait_lease(op["c"], op.get("wait_lease", 2 * op["set"]["node_lease_s"]))
-            took = self.frozen.get(op.get("takes"), (None, None, None))[2]
+            took = self.frozen.get(op.get("takes"), (None, None, self.released.get(op.get("takes"))))[2]
             if took is not None:
                 # the frozen drill reached its case, or not (the registry's view)
-                self.refusals["%s drill: the new server %s the frozen holder's node id"
+                self.refusals["%s drill: the new server %s the holder's node id"
                               % (op.get("part", "frozen"), "leased" if lease and lease[:2] == (took[0], "held")
                                  else "did not lease")] += 1
 
@@ -259,6 +260,9 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
     def do_retire(self, op):
         if not self.live(op["c"]):
             return False
+        if self.leasing(op["c"]):
+            # the node id it releases, for a server that takes it (drill_release)
+            self.released[op["c"]] = self.lease_of(op["c"])
         self.clusters[op["c"]].stop("fast")
         self.role[op["c"]] = "retired"
 
