@@ -58,7 +58,10 @@ class Choices:
         if self.r.random() < 0.25:
             key = self.r.choice(["max_lead_ms", "max_clock_regression_ms"])
             s[key] = self.r.choice(SETTING_CHOICES[key])
-        return {"op": "reload", "c": c, "set": s}
+        op = {"op": "reload", "c": c, "set": s}
+        if self.dbs(c, CURRENT) and self.r.random() < 0.4:
+            op["held"] = self.r.choice(self.dbs(c, CURRENT))
+        return op
 
     def choose_restart(self):
         c = self.r.choice(self.primaries())
@@ -73,6 +76,10 @@ class Choices:
         if self.r.random() < 0.3:
             s["clock_offset_ms"] = self.r.choice(OFFSETS)
         p = self.r.random()
+        if p > 0.96 and not self.leasing(c) and not m["standby"] and self.dbs(c, CURRENT):
+            ops = self.bad_node_ops(c, s)
+            self.queue += ops[1:]
+            return ops[0]
         if p < 0.15 and not self.leasing(c):
             # Back to an id this server used before, or one nobody used.
             node = self.r.choice(sorted(m["nodes"])) if self.r.random() < 0.5 else self.free_node()
@@ -82,7 +89,22 @@ class Choices:
             edges = [e for e in EDGE_NODES if e[1] not in self.used_nodes]
             if edges:
                 s["node_bits"], s["node_id"] = self.r.choice(edges)
-        return {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": s}
+        op = {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": s}
+        if self.dbs(c, CURRENT) and self.r.random() < 0.4:
+            # an outbox transaction left prepared across it
+            op["prepared"] = self.r.choice(self.dbs(c, CURRENT))
+        return op
+
+    def bad_node_ops(self, c, s):
+        """A restart with a node id one past idgen.node_bits' range, which
+        every layout must refuse, those that split their worker ids or
+        shards among node ids too; a burst; a restart with s."""
+        db = self.r.choice(self.dbs(c, CURRENT))
+        calls = [["next", None, 1, 20], ["next", "sonyflake", 1, 20], ["next", "instagram", 1, 20],
+                 self.choose_call(c, db, None)]
+        return [{"op": "restart", "c": c, "mode": "fast", "set": dict(s, node_id=1 << s["node_bits"])},
+                {"op": "burst", "kill": None, "clients": [{"c": c, "db": db, "calls": calls}]},
+                {"op": "restart", "c": c, "mode": "fast", "set": s}]
 
     def choose_createdb(self):
         c = self.r.choice(self.primaries())

@@ -129,8 +129,14 @@ class Drills:
         return ops[0]
 
     def drill_node_bits(self):
-        return self.settings_drill(lambda s: {"node_bits": self.r.choice(
+        """A restart with other node_bits; then one with a node id past
+        their range, and back."""
+        op = self.settings_drill(lambda s: {"node_bits": self.r.choice(
             [b for b in SETTING_CHOICES["node_bits"] if b != s["node_bits"]])}, False, [2000, 3000])
+        last = [o for o in [op] + self.queue if o and o["op"] == "restart"][-1:]
+        if last and not self.leasing(last[0]["c"]):
+            self.queue += self.bad_node_ops(last[0]["c"], last[0]["set"])
+        return op
 
     def drill_epoch_later(self):
         def later(s):

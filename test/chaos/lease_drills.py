@@ -23,6 +23,15 @@ class LeaseDrills:
         self.queue.append({"op": "createdb", "c": c, "db": "db1", "version": CURRENT})
         return {"op": "cluster", "c": c, "set": self.lease_settings()}
 
+    def pick_holder(self):
+        """A leasing primary, one of its databases and its settings, for a
+        drill that adds a server (None when there is no room for one)."""
+        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
+        if not servers or len(self.clusters) >= MAX_CLUSTERS:
+            return None
+        f = self.r.choice(servers)
+        return f, self.r.choice(self.dbs(f, CURRENT)), self.clusters[f]["set"]
+
     def lease_bursts(self, servers, model=None):
         """Two clients on each server (with model's databases, or its own)."""
         clients = []
@@ -51,13 +60,11 @@ class LeaseDrills:
         other node id; a new server leases its node id and generates above
         its IDs; woken, the holder makes no ID under it.  The new server
         stays, the frozen one is retired."""
-        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
-        if not servers or len(self.clusters) >= MAX_CLUSTERS:
+        picked = self.pick_holder()
+        if picked is None:
             return None
-        f = self.r.choice(servers)
-        db = self.r.choice(self.dbs(f, CURRENT))
+        f, db, s = picked
         what = self.r.choice(["server", "worker"])
-        s = self.clusters[f]["set"]
         # The holder's clock further ahead than the freeze lasts, so that
         # the new server's clock is behind the holder's IDs; a lead of 3 s,
         # so that the ceiling (the lease's mark) is still ahead when the
@@ -97,12 +104,10 @@ class LeaseDrills:
         cleanly, releasing its node id with the mark of its IDs; the other
         node ids reserved, a new server whose clock is right leases it and
         must start above those IDs.  The new server stays."""
-        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
-        if not servers or len(self.clusters) >= MAX_CLUSTERS:
+        picked = self.pick_holder()
+        if picked is None:
             return None
-        f = self.r.choice(servers)
-        db = self.r.choice(self.dbs(f, CURRENT))
-        s = self.clusters[f]["set"]
+        f, db, s = picked
         # the restart leaves only marks the clock has not passed: those of
         # the IDs the burst makes, above the marks it started from
         ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 6000, max_lead_ms=3000)
@@ -194,12 +199,10 @@ class LeaseDrills:
         reserved, a new server leases the holder's once its lease ends; its
         clock behind those IDs, it must start above them, the registry
         fencing itself (issue #39 row 1), or refuse.  Both are retired."""
-        servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
-        if not servers or len(self.clusters) >= MAX_CLUSTERS:
+        picked = self.pick_holder()
+        if picked is None:
             return None
-        f = self.r.choice(servers)
-        db = self.r.choice(self.dbs(f, CURRENT))
-        s = self.clusters[f]["set"]
+        f, db, s = picked
         # as in the frozen drill: renewed with the clock ahead, its lead 3 s
         ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 9000, max_lead_ms=3000,
                      max_clock_regression_ms=10000)

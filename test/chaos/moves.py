@@ -130,6 +130,12 @@ class Moves:
         """The held session generates again after the restore: refused (a
         refusal is server-wide and sticky), or above every ID of the line;
         or after its layout was redefined: under the new definition."""
+        self.held_call(c, db, conn, call)
+        conn.close()
+
+    def held_call(self, c, db, conn, call):
+        """One call in a session held open across ops, checked as a burst's;
+        returns what it was handed."""
         call = list(call)
         res = {"c": c, "db": db, "call": call, "text": call_sql(call), "ids": [], "error": None}
         view = self.read_view(c, db)
@@ -141,8 +147,8 @@ class Moves:
         except psycopg2.Error as e:
             res["error"] = (e.pgcode or LOST, str(e))
         res["t1"] = now_ms()
-        conn.close()
         self.check_call(res, view, None)
+        return res["ids"]
 
     def continued(self, c):
         """A line that goes on from c's, in a new run."""

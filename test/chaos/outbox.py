@@ -22,6 +22,8 @@ OUTBOX_DDL = ("CREATE TABLE IF NOT EXISTS chaos_outbox (id bigint PRIMARY KEY DE
               # DROP EXTENSION ... CASCADE took the default with it
               "ALTER TABLE chaos_outbox ALTER id SET DEFAULT idgen_next()")
 
+OUTBOX_INSERT = "INSERT INTO chaos_outbox (w) SELECT %d FROM generate_series(1, {n}) RETURNING id"
+
 
 class Poller:
     """An outbox poller of docs/outbox.md: h := idgen_horizon(); read
@@ -117,6 +119,38 @@ class Outbox:
         self.poll(c, db)
         self.stats_check(c)
 
+    def prepare_held(self, c, db):
+        """Outbox rows in a transaction left prepared across a restart: its
+        IDs hold the horizon (docs/outbox.md).  Returns its name, or None
+        where idgen refused them."""
+        cl = self.clusters[c]
+        cl.query(db, OUTBOX_DDL)
+        self.pollers.setdefault((c, db), Poller())
+        view = self.read_view(c, db)
+        gid, out = "chaos_held_%d" % self.step, []
+        conn = cl.connect(db)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("BEGIN")
+                insert_rows(cur, {"c": c, "db": db}, OUTBOX_INSERT % 0, 3, out)
+                cur.execute("PREPARE TRANSACTION %s", (gid,))
+        except psycopg2.Error:
+            gid = None
+        finally:
+            conn.close()
+        for res in out:
+            self.check_call(res, view, None)
+        return gid
+
+    def commit_held(self, c, db, gid):
+        """After the restart: a poll while the transaction is prepared,
+        then COMMIT PREPARED; the next poll must read its rows."""
+        self.poll(c, db)
+        try:
+            self.clusters[c].query(db, "COMMIT PREPARED %s", (gid,))
+        except psycopg2.Error as e:
+            self.op_errors["COMMIT PREPARED: %s" % normalize(str(e))] += 1
+
     def hold_commits(self, c, hold_ms):
         """Stops the walreceiver of c's synchronous standby for hold_ms:
         c's commits meanwhile have their commit record and wait, invisible,
@@ -204,8 +238,7 @@ def write_outbox(cl, db, index, txns, out):
         conn = cl.connect(db)
     except psycopg2.Error:
         return
-    sql = ("INSERT INTO chaos_outbox (w) SELECT %d FROM generate_series(1, {n}) RETURNING id"
-           % index)
+    sql = OUTBOX_INSERT % index
     try:
         for k, (rows, hold_ms, end) in enumerate(txns):
             with conn.cursor() as cur:

@@ -17,7 +17,7 @@ import psycopg2
 from bursts import Bursts
 from clients import create_extension, normalize, now_ms
 from cluster import Cluster, as_user, user_dir
-from invariants import Violation, lease_kept, no_crash
+from invariants import Violation, increasing, lease_kept, no_crash
 from layouts import FAMILIES
 from leases import Leases
 from lineage import Lineage
@@ -40,6 +40,8 @@ LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "u
 
 # The longest a pause waits for a server's clock to pass its line's IDs.
 PAST_WAIT_MS = 60000
+# what a session held across a clock step makes before and after it
+UUIDV7_CALL = ("uuidv7", None, 1, 100)
 
 
 class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
@@ -183,11 +185,14 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
         # a holder restarted cleanly gets its node id back, unless another
         # server was waiting for one (it may take the released id first)
         keep = self.lease_of(c) if op["mode"] == "fast" and self.all_held(c) else None
+        gid = self.prepare_held(c, op["prepared"]) if op.get("prepared") else None
         cl.stop(op["mode"])
         self.lineage[c].frontier.new_run()
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.start()
         self.touch(c)
+        if gid:
+            self.commit_held(c, op["prepared"], gid)
         if cl.settings.get("node_registry"):
             now = self.wait_lease(c, 3 * int(cl.settings["node_lease_s"]))
             if keep is not None and keep[1] == "held":
@@ -195,16 +200,26 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
                            "before its fast restart at step %d" % self.step, or_none=True)
 
     def do_reload(self, op):
+        """New settings, a clock step among them; with "held", a session of
+        that database makes UUIDv7s before and after, which must increase
+        across the step (README: increasing within a backend)."""
         c = op["c"]
         if not self.live(c):
             return False
         self.touch(c)
         cl = self.clusters[c]
+        held = cl.connect(op["held"]) if op.get("held") else None
+        before = self.held_call(c, op["held"], held, UUIDV7_CALL) if held else []
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.reload()
         self.wait_setting(cl, "idgen.clock_offset_ms", op["set"]["clock_offset_ms"] + cl.base_offset_ms)
         time.sleep(op.get("then_ms", 0) / 1000.0)      # nothing happens a while
         self.touch(c)
+        if held:
+            after = self.held_call(c, op["held"], held, UUIDV7_CALL)
+            held.close()
+            increasing(before[-1:] + after[:1], "uuidv7", "%x", "%s/%s, one session before and after"
+                       " a reload with %s" % (c, op["held"], op["set"]))
 
     def note_capacity(self, c):
         """Which tables of shared memory have been full in the server's run
