@@ -49,6 +49,7 @@ from world import World, make_template   # noqa: E402
 # seed tuned to the drills finds is no kill (docs/chaos.md).  A found case
 # is replayed from its saved ops (test/chaos/cases).
 CI_MINUTES = (2.0, 1.5)
+LATE_FIRST = " --late-first"     # how the seed line and the result say it
 ID_KINDS = {"repeated ID": "id", "wrong time": "id", "wrong node": "id", "wrong shard": "id",
             "resumed below": "id", "out of order": "id"}
 
@@ -68,6 +69,9 @@ def parse_args():
     p.add_argument("--ci", action="store_true",
                    help="a random seed (--seed sets it) for %.1f minutes, then another for %.1f"
                    % CI_MINUTES)
+    p.add_argument("--late-first", action="store_true",
+                   help="the drills that come last come first (as for the second seed of --ci"
+                        " and --seeds, so that a short run reaches every drill)")
     p.add_argument("--fail-fast", action="store_true",
                    help="stop at the first seed that fails (scripts/mutants)")
     p.add_argument("--first-only", action="store_true", help="with --ci: only its first seed")
@@ -213,21 +217,21 @@ def summary(world, seed, steps, seconds, ops):
 
 
 def report_violation(pg, root, template, ops, v, seed, args, started):
-    print("\n!!!!!!!! VIOLATION at step %d (seed %d, %.0f s into the run) !!!!!!!!"
+    print("\n!!!!!!!! VIOLATION at step %d (seed %s, %.0f s into the run) !!!!!!!!"
           % (len(ops), seed, time.time() - started))
     print(v)
     # One line for scripts/mutants.
-    print("chaos result: %s%s, seed %d, step %d, %.0f s"
+    print("chaos result: %s%s, seed %s, step %d, %.0f s"
           % (v.kind, " in the %s drill" % v.drill if v.drill else "", seed, len(ops),
              time.time() - started), flush=True)
     if args.shrink_minutes <= 0:
         return
     print("shrinking %d ops (at most %.1f minutes)..." % (len(ops), args.shrink_minutes), flush=True)
     small, tries = shrink(pg, root, template, ops, signature(v), args.shrink_minutes)
-    path = os.path.join(tempfile.gettempdir(), "idgen-chaos-%d.json" % seed)
+    path = os.path.join(tempfile.gettempdir(), "idgen-chaos-%s.json" % seed.split()[0])
     with open(path, "w") as f:
         json.dump(small, f, indent=1)
-    print("\nseed %d: %s" % (seed, v))
+    print("\nseed %s: %s" % (seed, v))
     print("shortest failing sequence found (%d ops, %d replays):" % (len(small), tries))
     for i, op in enumerate(small, 1):
         print("  %d. %s" % (i, describe(op)))
@@ -245,14 +249,14 @@ def ignore_kinds(args):
     return [k.strip() for k in args.ignore.split(",") if k.strip()]
 
 
-def run_seed(pg, seed, minutes, args):
-    print("idgen chaos: seed %d, %.1f minutes, %d clients, %s" % (seed, minutes, args.clients, pg.bindir),
-          flush=True)
+def run_seed(pg, seed, minutes, late_first, args):
+    print("idgen chaos: seed %d%s, %.1f minutes, %d clients, %s"
+          % (seed, LATE_FIRST if late_first else "", minutes, args.clients, pg.bindir), flush=True)
     root = tempfile.mkdtemp(prefix="idgen-chaos.")
     try:
         user_dir(root)
         template = make_template(pg, root)
-        model = Model(random.Random(seed), args.clients, args.databases)
+        model = Model(random.Random(seed), args.clients, args.databases, late_first)
         ops = []
         started = time.time()
         deadline = started + minutes * 60
@@ -263,7 +267,8 @@ def run_seed(pg, seed, minutes, args):
         if v is None:
             print("no violation")
             return True
-        report_violation(pg, root, template, ops[:steps], v, seed, args, started)
+        report_violation(pg, root, template, ops[:steps], v, "%d%s" % (seed, LATE_FIRST if late_first else ""),
+                         args, started)
         return False
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -304,18 +309,18 @@ def main():
     if args.ci:
         args.shrink_minutes = min(args.shrink_minutes, 2)
         draw = random.SystemRandom()
-        seeds = [(args.seed if args.seed is not None else draw.randrange(2**31), CI_MINUTES[0]),
-                 (draw.randrange(2**31), CI_MINUTES[1])]
+        seeds = [(args.seed if args.seed is not None else draw.randrange(2**31), CI_MINUTES[0], False),
+                 (draw.randrange(2**31), CI_MINUTES[1], True)]
         if args.first_only:
             seeds = seeds[:1]
     elif args.seeds:
-        seeds = [(int(x), args.minutes) for x in args.seeds.split(",")]
+        seeds = [(int(x), args.minutes, i % 2 == 1) for i, x in enumerate(args.seeds.split(","))]
     else:
         seeds = [(args.seed if args.seed is not None else random.SystemRandom().randrange(2**31),
-                  args.minutes)]
+                  args.minutes, args.late_first)]
     ok = True
-    for seed, minutes in seeds:
-        ok = run_seed(pg, seed, minutes, args) and ok
+    for seed, minutes, late_first in seeds:
+        ok = run_seed(pg, seed, minutes, late_first, args) and ok
         if not ok and args.fail_fast:
             break
     return 0 if ok else 1

@@ -307,7 +307,7 @@ class Drills:
         the old one after its pg_upgrade into a new one that generated)."""
         side = random.Random(str(self.r.getstate()))
         who, what = side.choice(["postgres", "owner"]), side.choice(["db", "db", "table"])
-        rollback = side.random() < 1 / 3
+        rollback = side.random() < 1 / 2
         reload, first, move, new_other, refused, resume, after, other_after, outbox = ops
         c, db, new, s = move["c"], move["db"], move["new"], move["set"]
         move.update({k: v for k, v in (("who", who), ("what", what)) if v not in ("postgres", "db")})
