@@ -102,8 +102,8 @@ class Drills:
         """The clock ahead, IDs, then a restart with other settings and the
         clock right: IDs must resume above the earlier ones, or be refused
         (an epoch moved later).  With a poller, its horizons are ahead too,
-        and transactions then hold IDs at once, the clock behind them.
-        Without, nobody polls while the clock is ahead: the horizon's floor
+        and transactions then hold IDs at once, the clock behind them, one
+        of them prepared across the restart.  Without, nobody polls while the clock is ahead: the horizon's floor
         would keep IDs above it whatever the marks said."""
         c = c or self.quiet_primary()
         if c is None:
@@ -115,6 +115,9 @@ class Drills:
         ops = [self.outbox_in(c, db) if poller else None,
                {"op": "reload", "c": c, "set": ahead, "poll": poller}, self.burst_on(c, c),
                {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": restart}]
+        if poller:
+            # an outbox transaction left prepared across the restart
+            ops[-1]["prepared"] = db
         if restart["epoch"] != s["epoch"]:
             # idgen's own layout only (the others would wait out the clock's
             # gap), and back: the server would refuse it for days

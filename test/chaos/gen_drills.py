@@ -95,7 +95,8 @@ class GenDrills:
 
     def drill_clock_back(self):
         """decimal19's one shared state per server (ten IDs a millisecond)
-        far ahead of the clock, then the clock half a second back."""
+        far ahead of the clock, then the clock half a second back, a session
+        held open across the step (do_reload)."""
         c, db = self.pick_db()
         if c is None:
             return None
@@ -104,7 +105,7 @@ class GenDrills:
             return {"op": "burst", "kill": None,
                     "clients": [{"c": c, "db": db, "calls": [["next", "decimal19", 1, 3000]]}
                                 for _ in range(2)]}
-        back = {"op": "reload", "c": c, "set": dict(s, clock_offset_ms=s["clock_offset_ms"] - 500)}
+        back = {"op": "reload", "c": c, "set": dict(s, clock_offset_ms=s["clock_offset_ms"] - 500), "held": db}
         self.queue += [back, burst()]
         return burst()
 
