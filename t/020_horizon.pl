@@ -283,6 +283,32 @@ $second->quit;
 $node->append_conf('postgresql.conf', 'idgen.node_bits = 4');
 $node->restart;
 
+# 4b. A prepared transaction of another layout, left across a restart while
+# idgen.epoch is a day later (the horizon stands above the clock, at the
+# floor of the default layout's IDs): after the restart it must not hold
+# the horizon below what was returned.  Its entry in the file says where
+# its IDs of the default layout would start; the control is its clock
+# reading, the entry's second field, below the horizon returned: 1.5 held
+# the horizon there, a day back.
+$node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-06'");
+$node->restart;
+$node->safe_psql('postgres', qq(
+	BEGIN;
+	INSERT INTO outbox (id, body) VALUES (idgen_next('sonyflake'), 'p4');
+	PREPARE TRANSACTION 'p4';));
+my $before_restart = $node->safe_psql('postgres', 'SELECT idgen_horizon()');
+my ($q_ms, $default_ms) =
+  slurp_file($node->data_dir . '/idgen_horizon') =~ /^prepared \d+ (\d+) \d+(?: (\d+))?$/m;
+cmp_ok($node->safe_psql('postgres', "SELECT idgen_from_timestamp(to_timestamp($q_ms / 1000.0))"),
+	'<', $before_restart, 'control: the prepared transaction\'s clock reading is below the horizon returned');
+cmp_ok($default_ms // 0, '>', $q_ms, 'its entry says its IDs of the default layout start above it');
+$node->restart;
+cmp_ok($node->safe_psql('postgres', 'SELECT idgen_horizon()'), '>=', $before_restart,
+	'the horizon does not go back across the restart');
+$node->safe_psql('postgres', "ROLLBACK PREPARED 'p4'");
+$node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-01'");
+$node->restart;
+
 # 5. A standby refuses.
 my $standby = node_from_backup($node, 'horizon_standby');
 my ($ret, $sout, $serr) = $standby->psql('postgres', 'SELECT idgen_horizon()');
@@ -293,7 +319,7 @@ like($serr, qr/HINT:  Call idgen_horizon\(\) on the primary/, 'and says where to
 # once the standby is promoted.
 $id = prepare_one('p3');
 $node->wait_for_catchup($standby);
-like(slurp_file($standby->data_dir . '/idgen_horizon'), qr/^prepared \d+ \d+ \d+$/m,
+like(slurp_file($standby->data_dir . '/idgen_horizon'), qr/^prepared \d+ \d+ \d+ \d+$/m,
 	'the standby keeps the prepared transaction in its idgen_horizon file');
 $node->stop('immediate');
 $standby->promote;

@@ -37,7 +37,8 @@ horizon_read_line(char *line, bool whole, void *arg)
 	int64	   *epoch = arg;
 	long long	a,
 				b,
-				c = PG_INT64_MIN;
+				c = PG_INT64_MIN,
+				d = PG_INT64_MIN;
 	unsigned int xid;
 
 	if (line[0] == '#')
@@ -48,7 +49,7 @@ horizon_read_line(char *line, bool whole, void *arg)
 		hz->mark = Max(hz->mark, a);
 	else if (sscanf(line, "floor %lld", &a) == 1 && a >= 0)
 		hz->file_floor = Max(hz->file_floor, a);
-	else if (sscanf(line, "prepared %u %lld %lld", &xid, &b, &c) >= 2)
+	else if (sscanf(line, "prepared %u %lld %lld %lld", &xid, &b, &c, &d) >= 2)
 	{
 		/* more than fit (max_prepared_transactions lowered): refuse */
 		if (hz->nprepared >= hz->max_prepared)
@@ -58,6 +59,7 @@ horizon_read_line(char *line, bool whole, void *arg)
 		}
 		hz->prepared[hz->nprepared].xid = xid;
 		hz->prepared[hz->nprepared].ms = b;
+		hz->prepared[hz->nprepared].default_ms = Max(b, d);
 		hz->prepared[hz->nprepared].epoch_ms = c;
 		hz->prepared[hz->nprepared].earlier_run = true;
 		hz->nprepared++;
@@ -69,7 +71,8 @@ horizon_read_line(char *line, bool whole, void *arg)
 
 /*
  * Reads the file: "epoch <ms>", "mark <ms>", "floor <ms>" and "prepared
- * <xid> <ms> <epoch>" lines, the epochs being the default layout's when the
+ * <xid> <ms> <epoch> <ms in the default layout>" lines (the last left out
+ * by earlier versions), the epochs being the default layout's when the
  * line was written, the floor counted from the file's epoch.  Returns the
  * file's epoch, PG_INT64_MIN when it names none (files of idgen 1.4).  A
  * file that cannot be read leaves the horizon refusing: guessing could skip
@@ -133,6 +136,13 @@ horizon_load(void)
  * is refused when read, as the table is now): write, fsync, rename.  Under
  * lock.  An unreadable file is left as it is, for whoever repairs it.
  */
+static void
+horizon_append_prepared(StringInfo buf, const HorizonPrepared *p)
+{
+	appendStringInfo(buf, "prepared %u %lld %lld %lld\n", p->xid, (long long) p->ms,
+					 (long long) p->epoch_ms, (long long) p->default_ms);
+}
+
 void
 horizon_write_file(int64 mark, const HorizonPrepared *extra)
 {
@@ -141,17 +151,15 @@ horizon_write_file(int64 mark, const HorizonPrepared *extra)
 	if (hz->broken)
 		return;
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, "# idgen horizon: mark in Unix ms; the default layout's epoch and floor; prepared transactions' xid, ms and epoch\n");
+	appendStringInfoString(&buf, "# idgen horizon: mark in Unix ms; the default layout's epoch and floor; prepared: xid, ms, epoch, default layout's ms\n");
 	appendStringInfo(&buf, "epoch %lld\n", (long long) hz->default_epoch);
 	appendStringInfo(&buf, "mark %lld\n", (long long) mark);
 	if (hz->default_floor > 0)
 		appendStringInfo(&buf, "floor %lld\n", (long long) hz->default_floor);
 	for (int i = 0; i < hz->nprepared; i++)
-		appendStringInfo(&buf, "prepared %u %lld %lld\n", hz->prepared[i].xid,
-						 (long long) hz->prepared[i].ms, (long long) hz->prepared[i].epoch_ms);
+		horizon_append_prepared(&buf, &hz->prepared[i]);
 	if (extra != NULL)
-		appendStringInfo(&buf, "prepared %u %lld %lld\n", extra->xid, (long long) extra->ms,
-						 (long long) extra->epoch_ms);
+		horizon_append_prepared(&buf, extra);
 	durable_replace_file(HORIZON_FILE, HORIZON_TMP_FILE, buf.data, buf.len);
 	hz->mark = mark;
 	pfree(buf.data);
@@ -186,12 +194,13 @@ horizon_prune_prepared(void)
  * idgen_capacity.  Under lock.
  */
 static bool
-horizon_add_prepared(TransactionId xid, int64 ms)
+horizon_add_prepared(TransactionId xid, int64 ms, int64 default_ms)
 {
 	for (int i = 0; i < hz->nprepared; i++)
 		if (hz->prepared[i].xid == xid)
 		{
 			hz->prepared[i].ms = Min(hz->prepared[i].ms, ms);
+			hz->prepared[i].default_ms = Min(hz->prepared[i].default_ms, default_ms);
 			return true;
 		}
 	if (hz->nprepared >= hz->max_prepared)
@@ -202,6 +211,7 @@ horizon_add_prepared(TransactionId xid, int64 ms)
 	}
 	hz->prepared[hz->nprepared].xid = xid;
 	hz->prepared[hz->nprepared].ms = ms;
+	hz->prepared[hz->nprepared].default_ms = default_ms;
 	hz->prepared[hz->nprepared].epoch_ms = hz->default_epoch;
 	hz->prepared[hz->nprepared].earlier_run = false;
 	hz->nprepared++;
@@ -221,14 +231,16 @@ horizon_log_prepared(TransactionId xid, int64 ms)
 /*
  * At PREPARE, before its WAL record: the entry is durable in the file, and
  * its WAL record precedes PREPARE's, so a standby that has the prepared
- * transaction has the entry too.
+ * transaction has the entry too.  Its IDs of the default layout start above
+ * this run's default_floor too, where horizons of that layout may already
+ * stand: after a restart the entry must not hold it below them.
  */
 void
 horizon_remember_prepared(TransactionId xid, int64 ms)
 {
 	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
 	horizon_prune_prepared();
-	if (!horizon_add_prepared(xid, ms))
+	if (!horizon_add_prepared(xid, ms, Max(ms, hz->default_floor)))
 	{
 		LWLockRelease(hz->lock);
 		ereport(ERROR,
@@ -263,11 +275,12 @@ horizon_redo_prepared(TransactionId xid, int64 ms)
 {
 	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
 	horizon_keep_prepared(horizon_replayed_open);
-	if (horizon_add_prepared(xid, ms))
+	/* the record has Q alone: the entry holds the default layout there too */
+	if (horizon_add_prepared(xid, ms, ms))
 		horizon_write_file(hz->mark, NULL);
 	else
 	{
-		HorizonPrepared extra = {xid, ms, hz->default_epoch, false};
+		HorizonPrepared extra = {xid, ms, ms, hz->default_epoch, false};
 
 		horizon_write_file(hz->mark, &extra);
 		hz->broken = true;

@@ -24,6 +24,7 @@ typedef struct HorizonPrepared
 {
 	TransactionId xid;
 	int64		ms;				/* Q: every ID of it ends at or after this */
+	int64		default_ms;		/* and every ID of the default layout here */
 	int64		epoch_ms;		/* the default layout's epoch then */
 	bool		earlier_run;	/* read from the file at startup */
 } HorizonPrepared;

@@ -87,7 +87,7 @@ horizon_default_ms(int64 ms)
 		LWLockAcquire(hz->lock, LW_SHARED);
 		for (int i = 0; i < hz->nprepared; i++)
 			if (hz->prepared[i].earlier_run)
-				earlier = Min(earlier, hz->prepared[i].ms +
+				earlier = Min(earlier, hz->prepared[i].default_ms +
 							  (hz->default_epoch - hz->prepared[i].epoch_ms));
 		LWLockRelease(hz->lock);
 	}
