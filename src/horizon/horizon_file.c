@@ -130,12 +130,7 @@ horizon_load(void)
 	horizon_settle_epoch(horizon_load_file());
 }
 
-/*
- * Writes the mark and the prepared entries, and extra when not NULL (an
- * entry that found the table full: the file then holds more than fit, and
- * is refused when read, as the table is now): write, fsync, rename.  Under
- * lock.  An unreadable file is left as it is, for whoever repairs it.
- */
+/* One "prepared" line of the file (horizon_read_line). */
 static void
 horizon_append_prepared(StringInfo buf, const HorizonPrepared *p)
 {
@@ -143,6 +138,12 @@ horizon_append_prepared(StringInfo buf, const HorizonPrepared *p)
 					 (long long) p->epoch_ms, (long long) p->default_ms);
 }
 
+/*
+ * Writes the mark and the prepared entries, and extra when not NULL (an
+ * entry that found the table full: the file then holds more than fit, and
+ * is refused when read, as the table is now): write, fsync, rename.  Under
+ * lock.  An unreadable file is left as it is, for whoever repairs it.
+ */
 void
 horizon_write_file(int64 mark, const HorizonPrepared *extra)
 {
