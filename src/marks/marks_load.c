@@ -135,29 +135,18 @@ marks_move_epoch(MarkEntry *e)
 }
 
 /*
- * Marks of built-in layouts move with their epochs (only the default
- * layout's can change).  Then marks the clock has passed protect nothing
- * that a mark of every node id cannot, so they are folded: the default
- * layout's into its mark of every node id, which moves with the epoch, the
- * others' into the overflow mark, keeping the table for the marks that
- * matter.
+ * Marks the clock has passed protect nothing that a mark of every node id
+ * cannot, so they are folded: the default layout's into its mark of every
+ * node id, which moves with the epoch, the others' into the overflow mark,
+ * keeping the table for the marks that matter.  At startup, and under the
+ * lock when recovery added marks, before the first entry is attached.
  */
 static void
-marks_arrange_entries(void)
+marks_fold_passed(void)
 {
 	int64		now = clock_now_ms();
 	const IdgenLayout *def = layout_default();
 
-	for (int i = 1; i < mark_table->end; i++)
-	{
-		MarkEntry   *e = &mark_table->entries[i];
-
-		if (e->name[0] == '\0')
-			continue;
-		if (marks_is_default(e->name) && e->epoch_ms != def->epoch_ms)
-			mark_table->default_epoch_read = e->epoch_ms;
-		marks_move_epoch(e);
-	}
 	for (int i = 1; i < mark_table->end; i++)
 	{
 		MarkEntry   *e = &mark_table->entries[i];
@@ -175,6 +164,44 @@ marks_arrange_entries(void)
 		into->epoch_later |= e->epoch_later;
 		marks_remove(e);
 	}
+}
+
+/*
+ * Under the lock, where a backend attaches an entry: a promoted standby
+ * holds every mark it replayed, its primary's passed ones too, so its
+ * promotion folds them as a startup does, before the first ID, and a table
+ * that held all the primary's marks leaves room for new ones.  Replay
+ * already moved them with their epochs (marks_redo_mark).
+ */
+void
+marks_fold_replayed(void)
+{
+	if (likely(!mark_table->replayed))
+		return;
+	marks_fold_passed();
+	mark_table->replayed = false;
+}
+
+/*
+ * Marks of built-in layouts move with their epochs (only the default
+ * layout's can change); then passed marks are folded.
+ */
+static void
+marks_arrange_entries(void)
+{
+	const IdgenLayout *def = layout_default();
+
+	for (int i = 1; i < mark_table->end; i++)
+	{
+		MarkEntry   *e = &mark_table->entries[i];
+
+		if (e->name[0] == '\0')
+			continue;
+		if (marks_is_default(e->name) && e->epoch_ms != def->epoch_ms)
+			mark_table->default_epoch_read = e->epoch_ms;
+		marks_move_epoch(e);
+	}
+	marks_fold_passed();
 }
 
 /*

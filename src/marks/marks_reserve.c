@@ -48,6 +48,7 @@ marks_attach(const IdgenLayout *layout)
 	MarkEntry   *e;
 
 	LWLockAcquire(mark_table->lock, LW_EXCLUSIVE);
+	marks_fold_replayed();
 	e = marks_entry(layout->name, layout->epoch_ms, node_id(), idgen_node_bits, false);
 	for (int i = 0; i < mark_table->end; i++)
 	{

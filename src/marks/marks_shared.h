@@ -32,8 +32,9 @@
  * field (mark_table->lock is the table's LWLock):
  *
  *	name, node, node_bits: set under the lock when the entry is added, and
- *	  never changed while the server runs (the startup that folds old marks
- *	  into the overflow mark runs before any backend); read under the lock.
+ *	  never changed while the server runs (the folds of old marks into
+ *	  shared ones run at startup and at the first attach after recovery,
+ *	  before any backend holds an entry); read under the lock.
  *	epoch_ms, floor, shared_floor, epoch_later: written under the lock (at
  *	  startup, by marks_attach() and by redo).  Backends read floor,
  *	  shared_floor and epoch_later without it, through the entry that
@@ -76,8 +77,8 @@ struct MarkEntry
  * The table.  lock also serialises raising marks and writing the file;
  * corrupt and corrupt_detail are set at startup, before any backend;
  * writer_latch is set and cleared by the writer alone and read once by
- * whoever wakes it; restore_warned, full_warned, used, end, overflows and
- * last_overflow are written under the lock.  capacity and
+ * whoever wakes it; restore_warned, full_warned, replayed, used, end,
+ * overflows and last_overflow are written under the lock.  capacity and
  * default_epoch_read are fixed at startup.
  * end only grows while the server runs, so a reader without the lock that
  * reads it once scans every entry in use then, and maybe some unused ones.
@@ -91,6 +92,7 @@ typedef struct MarkShared
 	ConditionVariable confirmed_cv; /* broadcast when marks are confirmed */
 	bool		restore_warned;
 	bool		full_warned;	/* the table was found full this run */
+	bool		replayed;		/* recovery added marks, not yet folded */
 	int			capacity;		/* entries[] */
 	int			used;			/* entries in use, the overflow mark's included */
 	int			end;			/* every entry in use is below it */
@@ -155,6 +157,7 @@ extern bool marks_binds(const MarkEntry *other, const char *name, int node, int 
 /* marks_load.c: the file */
 extern void marks_write(const int64 *marks);
 extern void marks_move_epoch(MarkEntry *e);
+extern void marks_fold_replayed(void);
 
 /* marks_xlog.c: the records */
 extern XLogRecPtr marks_log_mark(const MarkEntry *e, int64 mark_ms);
