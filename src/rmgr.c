@@ -44,14 +44,30 @@ rmgr_read_mark(XLogReaderState *record, xl_idgen_mark_node *rec)
 	return true;
 }
 
-/* A prepared transaction's horizon entry; false when the record is not one. */
+/*
+ * Either record of a prepared transaction's horizon entry; false when the
+ * record is not one.  The older says nothing of the default layout: its
+ * IDs are taken to start at ms, in the standby's epoch, as before.
+ */
 static bool
-rmgr_read_horizon_prepared(XLogReaderState *record, xl_idgen_horizon_prepared *rec)
+rmgr_read_horizon_prepared(XLogReaderState *record, xl_idgen_horizon_prepared_default *rec)
 {
-	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != XLOG_IDGEN_HORIZON_PREPARED ||
-		XLogRecGetDataLen(record) != SizeOfIdgenHorizonPrepared)
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	xl_idgen_horizon_prepared old;
+
+	if (info == XLOG_IDGEN_HORIZON_PREPARED_DEFAULT &&
+		XLogRecGetDataLen(record) == SizeOfIdgenHorizonPreparedDefault)
+		memcpy(rec, XLogRecGetData(record), SizeOfIdgenHorizonPreparedDefault);
+	else if (info == XLOG_IDGEN_HORIZON_PREPARED &&
+			 XLogRecGetDataLen(record) == SizeOfIdgenHorizonPrepared)
+	{
+		memcpy(&old, XLogRecGetData(record), SizeOfIdgenHorizonPrepared);
+		rec->xid = old.xid;
+		rec->ms = rec->default_ms = old.ms;
+		rec->epoch_ms = PG_INT64_MIN;
+	}
+	else
 		return false;
-	memcpy(rec, XLogRecGetData(record), SizeOfIdgenHorizonPrepared);
 	return true;
 }
 
@@ -59,10 +75,10 @@ static void
 rmgr_redo(XLogReaderState *record)
 {
 	xl_idgen_mark_node rec;
-	xl_idgen_horizon_prepared hrec;
+	xl_idgen_horizon_prepared_default hrec;
 
 	if (rmgr_read_horizon_prepared(record, &hrec))
-		horizon_redo_prepared(hrec.xid, hrec.ms);
+		horizon_redo_prepared(hrec.xid, hrec.ms, hrec.default_ms, hrec.epoch_ms);
 	else if (rmgr_read_mark(record, &rec))
 		marks_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);
 	else
@@ -74,10 +90,15 @@ static void
 rmgr_desc(StringInfo buf, XLogReaderState *record)
 {
 	xl_idgen_mark_node rec;
-	xl_idgen_horizon_prepared hrec;
+	xl_idgen_horizon_prepared_default hrec;
 
 	if (rmgr_read_horizon_prepared(record, &hrec))
+	{
 		appendStringInfo(buf, "xid %u horizon %lld (Unix ms)", hrec.xid, (long long) hrec.ms);
+		if (hrec.epoch_ms != PG_INT64_MIN)
+			appendStringInfo(buf, " default layout %lld epoch %lld (Unix ms)",
+							 (long long) hrec.default_ms, (long long) hrec.epoch_ms);
+	}
 	else if (rmgr_read_mark(record, &rec))
 	{
 		appendStringInfo(buf, "layout \"%s\" mark %lld epoch %lld (Unix ms)", rec.layout,
@@ -96,6 +117,7 @@ rmgr_identify(uint8 info)
 		case XLOG_IDGEN_MARK_NODE:	/* the same mark, of one node id */
 			return "MARK";
 		case XLOG_IDGEN_HORIZON_PREPARED:
+		case XLOG_IDGEN_HORIZON_PREPARED_DEFAULT:	/* with the default layout's start */
 			return "HORIZON_PREPARED";
 	}
 	return NULL;

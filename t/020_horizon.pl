@@ -306,6 +306,30 @@ $node->restart;
 cmp_ok($node->safe_psql('postgres', 'SELECT idgen_horizon()'), '>=', $before_restart,
 	'the horizon does not go back across the restart');
 $node->safe_psql('postgres', "ROLLBACK PREPARED 'p4'");
+
+# 4c. The same, reaching a standby through WAL only; the standby restarts
+# before it is promoted, so its entry is read back from its file.  The WAL
+# record says where the transaction's IDs of the default layout start: in
+# 1.5 it said the clock reading alone, and the promoted standby held the
+# horizon there, a day below what its primary had returned.
+my $epoch_standby = node_from_backup($node, 'horizon_epoch_standby');
+$node->safe_psql('postgres', qq(
+	BEGIN;
+	INSERT INTO outbox (id, body) VALUES (idgen_next('sonyflake'), 'p6');
+	PREPARE TRANSACTION 'p6';));
+my $on_primary = $node->safe_psql('postgres', 'SELECT idgen_horizon()');
+$node->wait_for_catchup($epoch_standby);
+$epoch_standby->restart;
+($q_ms, $default_ms) = slurp_file($epoch_standby->data_dir . '/idgen_horizon') =~
+  /^prepared \d+ (\d+) \d+ (\d+)$/m;
+cmp_ok($node->safe_psql('postgres', "SELECT idgen_from_timestamp(to_timestamp($q_ms / 1000.0))"),
+	'<', $on_primary, 'control: the replayed clock reading is below the horizon the primary returned');
+cmp_ok($default_ms, '>', $q_ms, 'the replayed entry says where its IDs of the default layout start');
+$epoch_standby->promote;
+cmp_ok($epoch_standby->safe_psql('postgres', 'SELECT idgen_horizon()'), '>=', $on_primary,
+	'the standby, restarted and promoted, does not go back below its primary\'s horizon');
+$epoch_standby->stop;
+$node->safe_psql('postgres', "ROLLBACK PREPARED 'p6'");
 $node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-01'");
 $node->restart;
 

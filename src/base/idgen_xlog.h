@@ -23,6 +23,7 @@
 #define XLOG_IDGEN_MARK 0x10		/* a mark of every node id */
 #define XLOG_IDGEN_MARK_NODE 0x20	/* a mark of one node id */
 #define XLOG_IDGEN_HORIZON_PREPARED 0x30	/* a prepared transaction's entry */
+#define XLOG_IDGEN_HORIZON_PREPARED_DEFAULT 0x40	/* the same, with its default layout's start */
 
 /* A layout's mark of every node id, as the WAL carries it. */
 typedef struct xl_idgen_mark
@@ -55,5 +56,20 @@ typedef struct xl_idgen_horizon_prepared
 
 /* The whole struct, padding included, as records were always written. */
 #define SizeOfIdgenHorizonPrepared sizeof(xl_idgen_horizon_prepared)
+
+/*
+ * The same entry with where its IDs of the default layout start, which may
+ * be above ms while that layout's floor stands above the clock, counted
+ * from the primary's epoch (a standby may run another).
+ */
+typedef struct xl_idgen_horizon_prepared_default
+{
+	TransactionId xid;
+	int64		ms;
+	int64		default_ms;		/* every ID of it in the default layout is here or after */
+	int64		epoch_ms;		/* the default layout's epoch on the primary */
+} xl_idgen_horizon_prepared_default;
+
+#define SizeOfIdgenHorizonPreparedDefault sizeof(xl_idgen_horizon_prepared_default)
 
 #endif							/* IDGEN_XLOG_H */

@@ -23,7 +23,8 @@ extern void horizon_shmem_request(void);
 extern void horizon_shmem_init(void *at, bool found);
 
 extern int64 horizon_enter(int64 now);
-extern void horizon_redo_prepared(TransactionId xid, int64 ms);
+extern void horizon_redo_prepared(TransactionId xid, int64 ms, int64 default_ms,
+								  int64 epoch_ms);
 extern void horizon_capacity(IdgenCapacity *row);
 
 #endif							/* IDGEN_HORIZON_H */

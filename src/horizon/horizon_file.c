@@ -195,13 +195,13 @@ horizon_prune_prepared(void)
  * idgen_capacity.  Under lock.
  */
 static bool
-horizon_add_prepared(TransactionId xid, int64 ms, int64 default_ms)
+horizon_add_prepared(const HorizonPrepared *entry)
 {
 	for (int i = 0; i < hz->nprepared; i++)
-		if (hz->prepared[i].xid == xid)
+		if (hz->prepared[i].xid == entry->xid)
 		{
-			hz->prepared[i].ms = Min(hz->prepared[i].ms, ms);
-			hz->prepared[i].default_ms = Min(hz->prepared[i].default_ms, default_ms);
+			hz->prepared[i].ms = Min(hz->prepared[i].ms, entry->ms);
+			hz->prepared[i].default_ms = Min(hz->prepared[i].default_ms, entry->default_ms);
 			return true;
 		}
 	if (hz->nprepared >= hz->max_prepared)
@@ -210,23 +210,20 @@ horizon_add_prepared(TransactionId xid, int64 ms, int64 default_ms)
 		hz->refused_at = GetCurrentTimestamp();
 		return false;
 	}
-	hz->prepared[hz->nprepared].xid = xid;
-	hz->prepared[hz->nprepared].ms = ms;
-	hz->prepared[hz->nprepared].default_ms = default_ms;
-	hz->prepared[hz->nprepared].epoch_ms = hz->default_epoch;
-	hz->prepared[hz->nprepared].earlier_run = false;
-	hz->nprepared++;
+	hz->prepared[hz->nprepared++] = *entry;
+	hz->nearlier += entry->earlier_run;
 	return true;
 }
 
 static void
-horizon_log_prepared(TransactionId xid, int64 ms)
+horizon_log_prepared(const HorizonPrepared *entry)
 {
-	xl_idgen_horizon_prepared rec = {xid, ms};
+	xl_idgen_horizon_prepared_default rec = {entry->xid, entry->ms, entry->default_ms,
+	entry->epoch_ms};
 
 	XLogBeginInsert();
-	XLogRegisterData((char *) &rec, SizeOfIdgenHorizonPrepared);
-	(void) XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_HORIZON_PREPARED);
+	XLogRegisterData((char *) &rec, SizeOfIdgenHorizonPreparedDefault);
+	(void) XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_HORIZON_PREPARED_DEFAULT);
 }
 
 /*
@@ -239,9 +236,11 @@ horizon_log_prepared(TransactionId xid, int64 ms)
 void
 horizon_remember_prepared(TransactionId xid, int64 ms)
 {
+	HorizonPrepared entry = {xid, ms, Max(ms, hz->default_floor), hz->default_epoch, false};
+
 	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
 	horizon_prune_prepared();
-	if (!horizon_add_prepared(xid, ms, Max(ms, hz->default_floor)))
+	if (!horizon_add_prepared(&entry))
 	{
 		LWLockRelease(hz->lock);
 		ereport(ERROR,
@@ -252,17 +251,9 @@ horizon_remember_prepared(TransactionId xid, int64 ms)
 	}
 	horizon_write_file(hz->mark, NULL);
 	LWLockRelease(hz->lock);
-	horizon_log_prepared(xid, ms);
+	horizon_log_prepared(&entry);
 }
 
-/*
- * Replay of a prepared transaction's entry.  Entries of transactions that
- * the replayed WAL has committed or aborted are dropped (the proc array
- * does not track transactions outside hot standby); the file keeps the rest
- * across a restart of the standby.  A full table makes the horizon refuse,
- * and so does the file, which gets the entry all the same: a restart must
- * not forget that an entry is missing.
- */
 /* Older than the clog kept: ended (an open one would hold it back). */
 static bool
 horizon_replayed_open(TransactionId xid)
@@ -271,19 +262,31 @@ horizon_replayed_open(TransactionId xid)
 		!TransactionIdDidCommit(xid) && !TransactionIdDidAbort(xid);
 }
 
+/*
+ * Replay of a prepared transaction's entry.  Entries of transactions that
+ * the replayed WAL has committed or aborted are dropped (the proc array
+ * does not track transactions outside hot standby); the file keeps the rest
+ * across a restart of the standby.  The entry is of another run, the
+ * primary's, as one read from the file at startup is: promoted, restarted
+ * or not, the standby holds the default layout's horizon at most where the
+ * transaction's IDs of it start, counted from the primary's epoch.  A full
+ * table makes the horizon refuse, and so does the file, which gets the
+ * entry all the same: a restart must not forget that an entry is missing.
+ */
+
 void
-horizon_redo_prepared(TransactionId xid, int64 ms)
+horizon_redo_prepared(TransactionId xid, int64 ms, int64 default_ms, int64 epoch_ms)
 {
+	HorizonPrepared entry = {xid, ms, default_ms,
+	epoch_ms == PG_INT64_MIN ? hz->default_epoch : epoch_ms, true};
+
 	LWLockAcquire(hz->lock, LW_EXCLUSIVE);
 	horizon_keep_prepared(horizon_replayed_open);
-	/* the record has Q alone: the entry holds the default layout there too */
-	if (horizon_add_prepared(xid, ms, ms))
+	if (horizon_add_prepared(&entry))
 		horizon_write_file(hz->mark, NULL);
 	else
 	{
-		HorizonPrepared extra = {xid, ms, ms, hz->default_epoch, false};
-
-		horizon_write_file(hz->mark, &extra);
+		horizon_write_file(hz->mark, &entry);
 		hz->broken = true;
 	}
 	LWLockRelease(hz->lock);

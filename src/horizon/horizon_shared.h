@@ -26,7 +26,7 @@ typedef struct HorizonPrepared
 	int64		ms;				/* Q: every ID of it ends at or after this */
 	int64		default_ms;		/* and every ID of the default layout here */
 	int64		epoch_ms;		/* the default layout's epoch then */
-	bool		earlier_run;	/* read from the file at startup */
+	bool		earlier_run;	/* read from the file at startup, or replayed */
 } HorizonPrepared;
 
 typedef struct HorizonShared
@@ -42,7 +42,7 @@ typedef struct HorizonShared
 	int			nbackends;
 	int			max_prepared;
 	int			nprepared;
-	int			nearlier;		/* entries of earlier runs; never rises */
+	int			nearlier;		/* entries of earlier runs; rises only in recovery */
 	int64		refused;		/* entries that found the table full */
 	TimestampTz refused_at;
 	HorizonPrepared *prepared;	/* [max_prepared], after oldest[] */

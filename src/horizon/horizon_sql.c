@@ -81,7 +81,7 @@ horizon_default_ms(int64 ms)
 {
 	int64		earlier = PG_INT64_MAX;
 
-	/* only shrinks: entries of earlier runs are never added */
+	/* only shrinks once recovery ends: entries of earlier runs come before */
 	if (hz->nearlier > 0)
 	{
 		LWLockAcquire(hz->lock, LW_SHARED);

@@ -105,8 +105,8 @@ marks_redo_mark(const char *layout, int64 epoch_ms, int64 mark_ms, int node, int
 
 	LWLockAcquire(mark_table->lock, LW_EXCLUSIVE);
 	e = marks_entry_named(layout, epoch_ms, node, node_bits, false);
-	mark_table->replayed = true;
 	marks_move_epoch(e);
+	mark_table->replayed = true;
 	if (!marks_is_overflow(e))
 		mark_ms = marks_convert(mark_ms, epoch_ms, e->epoch_ms);
 	if (mark_ms > marks_value(e))

@@ -212,8 +212,14 @@ MUTANTS = [
     ("horizon_prepared_default", "src/horizon/horizon_file.c",
      "a prepared transaction's entry leaves out where its IDs of the default layout start, so after"
      " a restart it holds idgen_horizon() below horizons returned (the epoch moved later)",
-     [("\tif (!horizon_add_prepared(xid, ms, Max(ms, hz->default_floor)))\n",
-       "\tif (!horizon_add_prepared(xid, ms, ms))\n")]),
+     [("\tHorizonPrepared entry = {xid, ms, Max(ms, hz->default_floor), hz->default_epoch, false};\n",
+       "\tHorizonPrepared entry = {xid, ms, ms, hz->default_epoch, false};\n")]),
+    ("horizon_redo_default", "src/horizon/horizon_file.c",
+     "a replayed prepared transaction's entry takes its clock reading for where its IDs of the"
+     " default layout start, so a standby restarted and promoted holds idgen_horizon() below its"
+     " primary's (the epoch moved later)",
+     [("\tHorizonPrepared entry = {xid, ms, default_ms,\n",
+       "\tHorizonPrepared entry = {xid, ms, ms,\n")]),
     ('blind2_mark_raise_ignores_request', 'src/marks/marks_reserve.c',
      "Breaks 'A crash ... every tick a layout used starts below its high-water mark, which is durable before use': a raise sets the mark to clock + 1 s instead of past the tick asked for, so a tick borrowed more than a step ahead of the clock (max_lead_ms > 1 s) or a logical time ahead of a clock stepped back gets a mark at or below it (the mark can even go down), and a SIGKILL/immediate restart with the clock behind resumes below IDs already issued and repeats them.",
      [('\t\tmarks[i] = Max(want, now) + MARKS_STEP_MS;', '\t\tmarks[i] = now + MARKS_STEP_MS;')]),
@@ -275,7 +281,7 @@ MUTANTS = [
      [('int64\t\tlimit = (int64) pg_atomic_read_u64(sync ? &e->confirmed : &e->mark);', 'int64\t\tlimit = (int64) pg_atomic_read_u64(&e->mark);')]),
     ('blind4_prepared_entry_not_durable', 'src/horizon/horizon_file.c',
      "Breaks 'idgen_horizon(): ... the horizon never goes back [and never passes a transaction holding an ID] across restarts, crashes and prepared transactions'. At PREPARE TRANSACTION the prepared transaction's horizon entry is added to shared memory and logged in WAL but the idgen_horizon file is no longer rewritten, so a clean restart (whose shutdown checkpoint means the WAL record is not replayed) forgets it unless some later horizon call happened to rewrite the file. Expose: BEGIN; INSERT a row with idgen_next(); PREPARE TRANSACTION 'p'; immediately pg_ctl restart -m fast; idgen_horizon() now returns a value above the prepared row's ID; COMMIT PREPARED 'p'; a poller reading [cursor, horizon) never sees that row (original: the horizon stays at or below it until the commit).",
-     [('\thorizon_write_file(hz->mark, NULL);\n\tLWLockRelease(hz->lock);\n\thorizon_log_prepared(xid, ms);', '\tLWLockRelease(hz->lock);\n\thorizon_log_prepared(xid, ms);')]),
+     [('\thorizon_write_file(hz->mark, NULL);\n\tLWLockRelease(hz->lock);\n\thorizon_log_prepared(&entry);', '\tLWLockRelease(hz->lock);\n\thorizon_log_prepared(&entry);')]),
     ('blind4_self_row_rollback_unnoticed', 'src/provenance/provenance_table.c',
      "Breaks 'A new cluster holding an old one's IDs': the cluster adds its own idgen_system row at its first generation in a database 'in that transaction, and again if it is rolled back'. The transaction callback watches XACT_EVENT_PARALLEL_ABORT instead of XACT_EVENT_ABORT, so a plain ROLLBACK of the transaction that added the row is not noticed: the backend keeps generating (and committing IDs) believing the row is there. Expose: pg_upgrade O->N (or delete N's own row from idgen_system, or move idgen.epoch earlier so no row is as early); in N: BEGIN; SELECT idgen_next(); ROLLBACK; then, same session, INSERT rows with idgen_next() and commit; idgen_system has no row of N; dump that database and restore into O (or a fresh cluster with N's node id): no refusal, and IDs repeat N's.",
      [('else if (event == XACT_EVENT_ABORT)', 'else if (event == XACT_EVENT_PARALLEL_ABORT)')]),
@@ -343,7 +349,7 @@ SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                   "horizon_failover",
                   # a prepared transaction across a restart while the default
                   # layout's floor is ahead: a ten-minute run's (seed 4)
-                  "horizon_prepared_default"} | {
+                  "horizon_prepared_default", "horizon_redo_default"} | {
                   # the later blind sets, not yet measured on three random seeds
                   m[0] for m in MUTANTS if m[0].startswith(("blind2_", "blind3_", "blind4_"))}
 
