@@ -30,6 +30,17 @@
 
 HorizonShared *hz = NULL;
 
+/*
+ * The reader's line buffer.  A longer line comes in pieces, the second of
+ * which is no line of the file's and makes the horizon refuse.
+ */
+#define HORIZON_LINE_SIZE	128
+#define HORIZON_FILE_HEADER \
+	"# idgen horizon: mark in Unix ms; the default layout's epoch and floor; prepared: xid, ms, epoch, default layout's ms\n"
+
+StaticAssertDecl(sizeof(HORIZON_FILE_HEADER) <= HORIZON_LINE_SIZE,
+				 "the file's header is read as one line");
+
 /* One line of the file (see below); false when the file is refused. */
 static bool
 horizon_read_line(char *line, bool whole, void *arg)
@@ -81,7 +92,7 @@ horizon_read_line(char *line, bool whole, void *arg)
 static int64
 horizon_load_file(void)
 {
-	char		line[128];
+	char		line[HORIZON_LINE_SIZE];
 	int64		epoch = PG_INT64_MIN;
 	DurableRead result = durable_read_lines(HORIZON_FILE, line, sizeof(line),
 											horizon_read_line, &epoch);
@@ -152,7 +163,7 @@ horizon_write_file(int64 mark, const HorizonPrepared *extra)
 	if (hz->broken)
 		return;
 	initStringInfo(&buf);
-	appendStringInfoString(&buf, "# idgen horizon: mark in Unix ms; the default layout's epoch and floor; prepared: xid, ms, epoch, default layout's ms\n");
+	appendStringInfoString(&buf, HORIZON_FILE_HEADER);
 	appendStringInfo(&buf, "epoch %lld\n", (long long) hz->default_epoch);
 	appendStringInfo(&buf, "mark %lld\n", (long long) mark);
 	if (hz->default_floor > 0)
