@@ -193,12 +193,14 @@ class LeaseDrills:
         return self.lost_commits({"op": "registry_restore"})
 
     def drill_registry_handover(self):
-        """The registry's last dump restored while a holder is frozen,
-        whose IDs since the dump are ahead of the other servers' clocks:
-        the renewals that reported their mark are lost.  The other node ids
+        """The registry's last dump restored, or its asynchronous standby
+        promoted after its walsender was cut, while a holder is frozen,
+        whose IDs since are ahead of the other servers' clocks: the
+        renewals that reported their mark are lost.  The other node ids
         reserved, a new server leases the holder's once its lease ends; its
         clock behind those IDs, it must start above them, the registry
-        fencing itself (issue #39 row 1), or refuse.  Both are retired."""
+        fencing itself (issue #39 rows 1 and 2), or refuse.  Both are
+        retired."""
         picked = self.pick_holder()
         if picked is None:
             return None
@@ -207,16 +209,21 @@ class LeaseDrills:
         ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 9000, max_lead_ms=3000,
                      max_clock_regression_ms=10000)
         t = self.new_name("T")
-        ops = [{"op": "registry_dump"},
-               {"op": "reload", "c": f, "set": ahead, "then_ms": LEASE_S * 1000 // 3 + 500},
-               self.burst_on(f, f), {"op": "freeze", "c": f, "what": "server"},
-               {"op": "registry_restore", "wait_s": 2 * LEASE_S},
-               {"op": "reserve", "but": f},
-               {"op": "cluster", "c": t, "set": dict(self.lease_settings(), max_clock_regression_ms=30000),
-                "wait_lease": 4 * LEASE_S, "dbs": [db], "takes": f},
-               self.lease_burst(t, db),
-               {"op": "thaw", "c": f, "unreserve": True},
-               {"op": "retire", "c": f}, {"op": "retire", "c": t}]
+        if self.r.random() < 0.5:
+            before, loss = [{"op": "registry_dump"}], {"op": "registry_restore"}
+        else:
+            before = [{"op": "registry_standby", "sync": False}, {"op": "registry_cut"}]
+            loss = {"op": "registry_failover", "sync": False}
+        ops = before + [
+            {"op": "reload", "c": f, "set": ahead, "then_ms": LEASE_S * 1000 // 3 + 500},
+            self.burst_on(f, f), {"op": "freeze", "c": f, "what": "server"},
+            dict(loss, wait_s=2 * LEASE_S),
+            {"op": "reserve", "but": f},
+            {"op": "cluster", "c": t, "set": dict(self.lease_settings(), max_clock_regression_ms=30000),
+             "wait_lease": 4 * LEASE_S, "dbs": [db], "takes": f},
+            self.lease_burst(t, db),
+            {"op": "thaw", "c": f, "unreserve": True},
+            {"op": "retire", "c": f}, {"op": "retire", "c": t}]
         self.queue += [op for op in ops[1:] if op]
         return ops[0]
 
