@@ -154,8 +154,9 @@ class LeaseDrills:
         return ops[0]
 
     def drill_registry_stall(self):
-        """The registry stalled (SIGSTOP) past a lease while a new leasing
-        server waits for a node id and the holders generate: within their
+        """The registry stalled (SIGSTOP, or its lease table locked) past a
+        lease while a new leasing server waits for a node id and the
+        holders generate: within their
         fence, then past it (refused); woken, every holder holds its node
         id again on its own and the new server leases a free one."""
         servers = [c for c in self.lessees() if not self.clusters[c]["standby"]]
@@ -165,7 +166,7 @@ class LeaseDrills:
             return None
         n = self.new_name("N")
         waited = self.burst_new_db(n, "db1")
-        ops = [{"op": "registry_freeze"},
+        ops = [{"op": "registry_freeze", "how": self.r.choice(["stop", "lock"])},
                {"op": "cluster", "c": n, "set": self.lease_settings(), "wait_lease": 0, "dbs": ["db1"]},
                self.lease_bursts(servers),
                {"op": "pause", "ms": LEASE_S * 1000 + self.r.choice([1000, 2000])},

@@ -107,8 +107,11 @@ class Registry:
 
     def do_registry_freeze(self, op):
         """The registry stalled: SIGSTOP its postmaster and all its children,
-        so that calls in flight and new connections hang, as on a paused VM.
-        Its holders' node ids then are what it must give back."""
+        so that calls in flight and new connections hang, as on a paused VM;
+        or (how "lock") its lease table locked against writes by a
+        transaction left open, so that calls queue behind the lock and
+        would commit when it goes, after their callers gave up (issue #39
+        row 3).  Its holders' node ids then are what it must give back."""
         cl = self.registry()
         if cl is None or not cl.running or self.registry_frozen is not None:
             return False
@@ -117,6 +120,13 @@ class Registry:
             return False
         leases = {c: self.lease_of(c) for c in self.lessees()}
         held = {c: lease[0] for c, lease in leases.items() if lease and lease[1] == "held"}
+        if op.get("how") == "lock":
+            conn = cl.connect("postgres", timeout_ms=0)
+            conn.autocommit = False
+            with conn.cursor() as cur:
+                cur.execute("LOCK TABLE idgen_lease IN EXCLUSIVE MODE")
+            self.registry_frozen = (conn, held, self.step)
+            return
         pids = [pm] + cl.children(pm)
         self.registry_frozen = (pids, held, self.step)
         for pid in pids:
@@ -148,9 +158,15 @@ class Registry:
     def wake_registry(self):
         """SIGCONT the stalled registry; returns whom it saw holding what,
         and the step it stalled at."""
-        pids, held, step = self.registry_frozen
+        stalled, held, step = self.registry_frozen
         self.registry_frozen = None
-        for pid in pids:
+        if not isinstance(stalled, list):
+            try:
+                stalled.close()     # the lock's transaction, rolled back
+            except psycopg2.Error:
+                pass
+            return held, step
+        for pid in stalled:
             try:
                 os.kill(pid, signal.SIGCONT)
             except ProcessLookupError:

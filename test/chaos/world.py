@@ -73,7 +73,7 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
         # (group, leased node id, node_bits) -> {server: largest ID it made under it}
         self.lease_tops = collections.defaultdict(dict)
         self.holder = {}            # leased node id -> (server seen holding it, step)
-        self.registry_frozen = None     # (pids SIGSTOPped, {server: node id held}, step)
+        self.registry_frozen = None     # (pids SIGSTOPped or the lock's connection, {server: node id held}, step)
         self.registry_dump = None       # the path of the registry's last pg_dump
         self.etcd = None                # the etcd registry (etcd.py), in the registry's place
         self.etcd_held = ({}, 0)        # {server: node id held} when an etcd member failed, the step
