@@ -178,12 +178,6 @@ MUTANTS = [
      " does not fence itself: a node id changes hands, and its next holder starts, as if no"
      " renewal had been lost",
      [("\tlost := FOUND AND (r.system_identifier <> sysid OR r.timeline <> tl);\n", "\tlost := false;\n")]),
-    # Issue #39's row 3: no deadline on the registry's side of a call.
-    ("registry_call_deadline", "src/lease/lease_conn.c",
-     "the registry's session has no statement or lock timeout: a call the lease worker gave up on,"
-     " queued behind a lock on the lease table, commits when the lock goes (a renewal nobody"
-     " counts on, an acquire that rotates the token), and the holder comes back lost",
-     [("(long long) conn_timeout_ms() / 2);", "(long long) conn_timeout_ms() * 0);")]),
     ("restore_ended_layout", "src/defs/layout_defs_change.c",
      "a restore refuses a layout whose time field has ended, as a new definition is refused: the"
      " restore's layouts fail as a whole, and rows a CHECK reads a layout through are lost",
@@ -355,7 +349,7 @@ SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                   "horizon_failover",
                   # a prepared transaction across a restart while the default
                   # layout's floor is ahead: a ten-minute run's (seed 4)
-                  "horizon_prepared_default", "horizon_redo_default", "registry_call_deadline"} | {
+                  "horizon_prepared_default", "horizon_redo_default"} | {
                   # the later blind sets, not yet measured on three random seeds
                   m[0] for m in MUTANTS if m[0].startswith(("blind2_", "blind3_", "blind4_"))}
 
