@@ -340,18 +340,22 @@ class Choices:
         if p < 0.65 and dbm["layouts"]:
             name = focus_name if focus_name in dbm["layouts"] and r.random() < 0.8 \
                 else r.choice(sorted(dbm["layouts"]))
-            fields = FAMILIES[dbm["layouts"][name]["family"]][0]
+            fields, widths, _, radix = FAMILIES[dbm["layouts"][name]["family"]]
         elif p < 0.75:
             name = r.choice(sorted(BUILTIN))
-            fields = BUILTIN[name][3]
+            _, _, radix, fields, widths = BUILTIN[name]
         elif p < 0.9:
             name = r.choice([None, "idgen"])
-            fields = ("time", "node", "worker", "sequence")
+            fields, widths, radix = ("time", "node", "worker", "sequence"), (41, 4, 6, 12), 2
         else:
             return [r.choice(["objectid", "uuidv7"]), None, 1, r.choice([10, 1000])]
         blocks, shards = fields[-1] == "sequence", "shard" in fields
         func = r.choice(["next", "next", "batch"] + (["block"] if blocks else []))
-        if func == "block":
+        if func == "block" and r.random() < 0.25:
+            # at the sequence's edge: three quarters of it, or all of it
+            seq = radix ** widths[-1]
+            call = [func, name, r.choice([3 * seq // 4, seq]), r.choice([1, 3])]
+        elif func == "block":
             call = [func, name, r.choice([1, 2, 5, 16]), r.choice([1, 20, 200])]
         elif func == "batch":
             call = [func, name, r.choice([1, 50, 500, 3000]), 1]
