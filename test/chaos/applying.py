@@ -129,6 +129,8 @@ class Applying:
         line), the new one retired."""
         m = self.clusters.pop(op["c"])
         self.clusters[op["new"]] = dict(m, set=dict(op["set"]), epochs=m["epochs"] | {op["set"]["epoch"]})
+        if op.get("other") and op.get("what", "db") == "db":
+            self.clusters[op["new"]]["dbs"].setdefault(op["other"], {"version": CURRENT, "layouts": {}})
 
     def apply_burst(self, op):
         if op.get("kill") and op["kill"].get("set"):

@@ -315,8 +315,8 @@ class Drills:
         c, db, new, s = move["c"], move["db"], move["new"], move["set"]
         move.update({k: v for k, v in (("who", who), ("what", what)) if v not in ("postgres", "db")})
         if rollback:
-            # the new cluster generates, the old one gets its data back
-            move = {k: v for k, v in move.items() if k != "other"}
+            # the new cluster generates, the old one gets its data back; a
+            # session of its other database held across (made if missing)
             move.update(op="rollback", c=new, new=c)
             # 6 s further ahead: the rollback's steps take seconds, and the old
             # server must start behind the IDs the new one made; not for one

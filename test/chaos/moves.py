@@ -116,7 +116,24 @@ class Moves:
         cl.start()
         self.role[to] = "primary"
         self.touch(to)
-        self.load(cl, db, dump, op, op.get("what", "db") == "db")
+        whole = op.get("what", "db") == "db"
+        held = self.hold_other(cl, op["other"]) if whole and op.get("other") else None
+        self.load(cl, db, dump, op, whole)
+        if held:
+            self.held_after(to, op["other"], held)
+
+    def hold_other(self, cl, other):
+        """A session held in the old server's database other (made if
+        missing), which must refuse too once the rollback's restore is in;
+        None where it cannot generate (an older extension, a layout 'held'
+        of before)."""
+        if not cl.query("postgres", "SELECT 1 FROM pg_database WHERE datname = %s", (other,)):
+            cl.query("postgres", 'CREATE DATABASE "%s"' % other)
+            cl.query(other, create_extension(CURRENT))
+        try:
+            return self.hold_session(cl, other)
+        except psycopg2.Error:
+            return None
 
     def hold_session(self, cl, db):
         """A session of cl's db that generates before a restore into another
