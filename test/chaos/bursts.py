@@ -11,7 +11,7 @@ from clients import LOST, normalize, run_clients
 from invariants import (above, connection_kept, counted, in_time, increasing, known_layout,
                         no_internal_error, right_node, right_shard, sole_holder, unique)
 from layouts import HWM_STEP_MS, Layout, builtin, default_layout, epoch_date_ms, node_problem, shard_range
-from params import DBS
+from params import DBS, MAX_NODE_SETTING
 
 SLACK_MS = 50
 
@@ -76,6 +76,10 @@ class Bursts:
                     int(s["idgen.clock_offset_ms"]), int(s["idgen.max_lead_ms"]))
                 leased = self.leasing(c)
                 node = None if leased else int(s["idgen.node_id"])
+                # past the setting's range PostgreSQL keeps the default, 0:
+                # the IDs must carry what the DBA configured (so: refused)
+                if not leased and (cl.settings.get("node_id") or 0) > MAX_NODE_SETTING:
+                    node = cl.settings["node_id"]
                 layouts = {}
                 cur.execute("SELECT to_regclass('idgen_layout') IS NOT NULL")
                 if cur.fetchone()[0]:

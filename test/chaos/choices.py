@@ -8,7 +8,7 @@ import datetime
 import random
 
 from layouts import BUILTIN, FAMILIES, NAMES
-from params import (CROWD, CURRENT, EDGE_NODES, HOLD_MS, MAX_CLUSTERS, OFFSETS, SETTING_CHOICES,
+from params import (CROWD, CURRENT, EDGE_NODES, HOLD_MS, MAX_CLUSTERS, MAX_NODE_SETTING, OFFSETS, SETTING_CHOICES,
                     SHARD_AT, STANDBY_OFFSETS)
 
 
@@ -95,14 +95,18 @@ class Choices:
             op["prepared"] = self.r.choice(self.dbs(c, CURRENT))
         return op
 
-    def bad_node_ops(self, c, s):
-        """A restart with a node id one past idgen.node_bits' range, which
-        every layout must refuse, those that split their worker ids or
-        shards among node ids too; a burst; a restart with s."""
+    def bad_node_ops(self, c, s, bad=None):
+        """A restart with a node id one past idgen.node_bits' range, or one
+        past the setting's own (1024: PostgreSQL keeps the default, 0, and
+        idgen must remember the value it rejected), which every layout must
+        refuse, those that split their worker ids or shards among node ids
+        too; a burst; a restart with s."""
         db = self.r.choice(self.dbs(c, CURRENT))
         calls = [["next", None, 1, 20], ["next", "sonyflake", 1, 20], ["next", "instagram", 1, 20],
                  self.choose_call(c, db, None)]
-        return [{"op": "restart", "c": c, "mode": "fast", "set": dict(s, node_id=1 << s["node_bits"])},
+        if bad is None:
+            bad = self.r.choice([1 << s["node_bits"], 1 << s["node_bits"], MAX_NODE_SETTING + 1])
+        return [{"op": "restart", "c": c, "mode": "fast", "set": dict(s, node_id=bad)},
                 {"op": "burst", "kill": None, "clients": [{"c": c, "db": db, "calls": calls}]},
                 {"op": "restart", "c": c, "mode": "fast", "set": s}]
 
@@ -163,10 +167,10 @@ class Choices:
         p = self.r.random()
         if p < 0.17:
             return {"epoch": self.r.choice(SETTING_CHOICES["epoch"])}
-        if p < 0.33:
-            bits = self.r.choice([b for b in SETTING_CHOICES["node_bits"]
-                                  if self.clusters[c]["set"]["node_id"] < 1 << b])
-            return {"node_bits": bits}
+        # none where c's node id fits no node_bits (one past the setting's range)
+        fit = [b for b in SETTING_CHOICES["node_bits"] if self.clusters[c]["set"]["node_id"] < 1 << b]
+        if p < 0.33 and fit:
+            return {"node_bits": self.r.choice(fit)}
         return {}
 
     def later_standby(self, p):

@@ -7,8 +7,8 @@ import datetime
 import random
 
 from layouts import EPOCHS
-from params import (CURRENT, DAY_MS, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, NODE_IDS,
-                    SETTING_CHOICES)
+from params import (CURRENT, DAY_MS, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, MAX_NODE_SETTING,
+                    NODE_IDS, SETTING_CHOICES)
 
 
 class Drills:
@@ -133,12 +133,13 @@ class Drills:
 
     def drill_node_bits(self):
         """A restart with other node_bits; then one with a node id past
-        their range, and back."""
+        their range, and back; then one past the setting's range, and back."""
         op = self.settings_drill(lambda s: {"node_bits": self.r.choice(
             [b for b in SETTING_CHOICES["node_bits"] if b != s["node_bits"]])}, False, [2000, 3000])
         last = [o for o in [op] + self.queue if o and o["op"] == "restart"][-1:]
         if last and not self.leasing(last[0]["c"]):
-            self.queue += self.bad_node_ops(last[0]["c"], last[0]["set"])
+            for bad in (1 << last[0]["set"]["node_bits"], MAX_NODE_SETTING + 1):
+                self.queue += self.bad_node_ops(last[0]["c"], last[0]["set"], bad)
         return op
 
     def drill_epoch_later(self):

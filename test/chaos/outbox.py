@@ -120,36 +120,41 @@ class Outbox:
         self.stats_check(c)
 
     def prepare_held(self, c, db):
-        """Outbox rows in a transaction left prepared across a restart: its
-        IDs hold the horizon (docs/outbox.md).  Returns its name, or None
-        where idgen refused them."""
+        """Outbox rows in two transactions left prepared across a restart
+        (a crash replays both entries, the second after the first): their
+        IDs hold the horizon (docs/outbox.md).  Returns their names, those
+        idgen did not refuse."""
         cl = self.clusters[c]
         cl.query(db, OUTBOX_DDL)
         self.pollers.setdefault((c, db), Poller())
         view = self.read_view(c, db)
-        gid, out = "chaos_held_%d" % self.step, []
-        conn = cl.connect(db)
-        try:
-            with conn.cursor() as cur:
-                cur.execute("BEGIN")
-                insert_rows(cur, {"c": c, "db": db}, OUTBOX_INSERT % 0, 3, out)
-                cur.execute("PREPARE TRANSACTION %s", (gid,))
-        except psycopg2.Error:
-            gid = None
-        finally:
-            conn.close()
+        gids, out = [], []
+        for k in range(2):
+            gid = "chaos_held_%d_%d" % (self.step, k)
+            conn = cl.connect(db)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute("BEGIN")
+                    insert_rows(cur, {"c": c, "db": db}, OUTBOX_INSERT % 0, 3, out)
+                    cur.execute("PREPARE TRANSACTION %s", (gid,))
+                gids.append(gid)
+            except psycopg2.Error:
+                pass
+            finally:
+                conn.close()
         for res in out:
             self.check_call(res, view, None)
-        return gid
+        return gids
 
-    def commit_held(self, c, db, gid):
-        """After the restart: a poll while the transaction is prepared,
-        then COMMIT PREPARED; the next poll must read its rows."""
+    def commit_held(self, c, db, gids):
+        """After the restart: a poll while the transactions are prepared,
+        then COMMIT PREPARED; the next poll must read their rows."""
         self.poll(c, db)
-        try:
-            self.clusters[c].query(db, "COMMIT PREPARED %s", (gid,))
-        except psycopg2.Error as e:
-            self.op_errors["COMMIT PREPARED: %s" % normalize(str(e))] += 1
+        for gid in gids:
+            try:
+                self.clusters[c].query(db, "COMMIT PREPARED %s", (gid,))
+            except psycopg2.Error as e:
+                self.op_errors["COMMIT PREPARED: %s" % normalize(str(e))] += 1
 
     def hold_commits(self, c, hold_ms):
         """Stops the walreceiver of c's synchronous standby for hold_ms:

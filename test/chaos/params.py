@@ -39,6 +39,8 @@ CROWD_SIZE = 12
 # Where in a server's range of shards a call's shard argument lies (Bursts.
 # resolve_shard): its edges, and one past each, which idgen must refuse.
 SHARD_AT = ["first", "middle", "last", "past", "past", "before"]
+# idgen.node_id's own range (README): PostgreSQL rejects a value past it
+MAX_NODE_SETTING = 1023
 # An outbox's commits held between their commit record and their
 # visibility (a synchronous standby's receiver stopped), now and then.
 HOLD_MS = [300, 700]

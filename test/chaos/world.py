@@ -185,14 +185,14 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
         # a holder restarted cleanly gets its node id back, unless another
         # server was waiting for one (it may take the released id first)
         keep = self.lease_of(c) if op["mode"] == "fast" and self.all_held(c) else None
-        gid = self.prepare_held(c, op["prepared"]) if op.get("prepared") else None
+        gids = self.prepare_held(c, op["prepared"]) if op.get("prepared") else []
         cl.stop(op["mode"])
         self.lineage[c].frontier.new_run()
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.start()
         self.touch(c)
-        if gid:
-            self.commit_held(c, op["prepared"], gid)
+        if gids:
+            self.commit_held(c, op["prepared"], gids)
         if cl.settings.get("node_registry"):
             now = self.wait_lease(c, 3 * int(cl.settings["node_lease_s"]))
             if keep is not None and keep[1] == "held":
