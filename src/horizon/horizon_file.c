@@ -284,7 +284,6 @@ horizon_replayed_open(TransactionId xid)
  * table makes the horizon refuse, and so does the file, which gets the
  * entry all the same: a restart must not forget that an entry is missing.
  */
-
 void
 horizon_redo_prepared(TransactionId xid, int64 ms, int64 default_ms, int64 epoch_ms)
 {
