@@ -333,6 +333,25 @@ $node->safe_psql('postgres', "ROLLBACK PREPARED 'p6'");
 $node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-01'");
 $node->restart;
 
+# 4d. A bad node id stops generation, not idgen_horizon(): a restart that
+# also moves idgen.epoch a day later must keep the horizons returned below
+# the next.  1.5 took the file's epoch for unknown while any setting was
+# bad, and the horizon went back a day (found by scripts/chaos: a server
+# left with a node id past its node_bits, then the epoch moved).  On a
+# node of its own, whose floor no earlier epoch raised.
+my $bad = idgen_node('horizon_bad_node', "idgen.node_id = 7\n");
+$bad->safe_psql('postgres', 'SELECT idgen_next(), idgen_horizon()');
+$bad->append_conf('postgresql.conf', "idgen.node_id = 1024");
+$bad->restart;
+my (undef, undef, $bad_err) = $bad->psql('postgres', 'SELECT idgen_next()');
+like($bad_err, qr/idgen.node_id is invalid/, 'node id 1024: generation is refused');
+my $bad_node = $bad->safe_psql('postgres', 'SELECT idgen_horizon()');
+$bad->append_conf('postgresql.conf', "idgen.epoch = '2024-01-02'");
+$bad->restart;
+cmp_ok($bad->safe_psql('postgres', 'SELECT idgen_horizon()'), '>=', $bad_node,
+	'the epoch a day later, the node id still bad: the horizon does not go back');
+$bad->stop;
+
 # 5. A standby refuses.
 my $standby = node_from_backup($node, 'horizon_standby');
 my ($ret, $sout, $serr) = $standby->psql('postgres', 'SELECT idgen_horizon()');

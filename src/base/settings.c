@@ -420,3 +420,10 @@ settings_all_valid(void)
 	return bad_setting == NULL;
 }
 
+/* Whether the default layout is usable: settings_require_layout() passes. */
+bool
+settings_layout_valid(void)
+{
+	return bad_setting == NULL || !bad_setting_affects_layout;
+}
+

@@ -56,5 +56,6 @@ extern void settings_require_layout(void);
 extern void settings_require_all(void);
 extern void settings_require_preloaded(bool attached);
 extern bool settings_all_valid(void);
+extern bool settings_layout_valid(void);
 
 #endif							/* IDGEN_SETTINGS_H */

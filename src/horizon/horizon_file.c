@@ -119,9 +119,13 @@ horizon_settle_epoch(int64 file_epoch)
 
 	if (file_epoch == PG_INT64_MIN)
 		file_epoch = marks_default_epoch_read();
-	if (file_epoch == PG_INT64_MIN || !settings_all_valid())
+	/*
+	 * A bad node id leaves the layout, and idgen_horizon(), working: only a
+	 * bad layout setting makes the epoch unknown.
+	 */
+	if (file_epoch == PG_INT64_MIN || !settings_layout_valid())
 		file_epoch = current;
-	hz->default_epoch = settings_all_valid() ? current : file_epoch;
+	hz->default_epoch = settings_layout_valid() ? current : file_epoch;
 	for (int i = 0; i < hz->nprepared; i++)
 		if (hz->prepared[i].epoch_ms == PG_INT64_MIN)
 			hz->prepared[i].epoch_ms = file_epoch;

@@ -214,6 +214,11 @@ MUTANTS = [
      " a restart it holds idgen_horizon() below horizons returned (the epoch moved later)",
      [("\tHorizonPrepared entry = {xid, ms, Max(ms, hz->default_floor), hz->default_epoch, false};\n",
        "\tHorizonPrepared entry = {xid, ms, ms, hz->default_epoch, false};\n")]),
+    ("horizon_bad_node_epoch", "src/horizon/horizon_file.c",
+     "a bad node id makes the horizon's file take the epoch it read for unknown, so a restart that"
+     " also moves idgen.epoch later returns horizons a day below those returned before",
+     [("\tif (file_epoch == PG_INT64_MIN || !settings_layout_valid())\n",
+       "\tif (file_epoch == PG_INT64_MIN || !settings_all_valid())\n")]),
     ("horizon_redo_default", "src/horizon/horizon_file.c",
      "a replayed prepared transaction's entry takes its clock reading for where its IDs of the"
      " default layout start, so a standby restarted and promoted holds idgen_horizon() below its"
@@ -373,7 +378,7 @@ SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                   "horizon_failover",
                   # a prepared transaction across a restart while the default
                   # layout's floor is ahead: a ten-minute run's (seed 4)
-                  "horizon_prepared_default", "horizon_redo_default"} | {
+                  "horizon_prepared_default", "horizon_redo_default", "horizon_bad_node_epoch"} | {
                   # the later blind sets, not yet measured on three random seeds
                   m[0] for m in MUTANTS if m[0].startswith(("blind2_", "blind3_", "blind4_", "blind5_"))}
 
