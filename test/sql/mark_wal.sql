@@ -23,7 +23,7 @@ SELECT pg_current_wal_flush_lsn() AS before \gset
 BEGIN;
 SELECT idgen_next() > 0 AS generated;
 PREPARE TRANSACTION 'walrec';
-SELECT record_type, description ~ '^xid \d+ horizon \d+ \(Unix ms\)$' AS described
+SELECT record_type, description ~ '^xid \d+ horizon \d+ \(Unix ms\) default layout \d+ epoch \d+ \(Unix ms\)$' AS described
 FROM pg_get_wal_records_info(:'before', pg_current_wal_insert_lsn())
 WHERE resource_manager = 'idgen' AND record_type = 'HORIZON_PREPARED';
 COMMIT PREPARED 'walrec';
