@@ -387,7 +387,7 @@ report_bad_setting(void)
 void
 settings_require_layout(void)
 {
-	if (bad_setting != NULL && bad_setting_affects_layout)
+	if (!settings_layout_valid())
 		report_bad_setting();
 }
 
