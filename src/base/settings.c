@@ -283,6 +283,11 @@ define_postmaster_settings(void)
 	define_node_settings();
 	define_lease_settings();
 
+	/*
+	 * The layout's settings first: only the first bad setting is kept, and
+	 * settings_layout_valid() must know of a bad one of theirs whatever else
+	 * is bad.
+	 */
 	check_configured_value("idgen.node_bits", node_bits, true);
 	check_configured_value("idgen.epoch", epoch, true);
 	check_configured_value("idgen.node_id", node_id, false);
