@@ -4,7 +4,7 @@ name defined twice, a node field too narrow.  Each returns its first op
 and queues the others, or None when the servers do not allow it now."""
 
 from layouts import ENDING, EPOCHS, HWM_STEP_MS, NAMES
-from params import CROWD_SIZE, CURRENT, NARROW, WIDTH_TWINS
+from params import CROWD_SIZE, CURRENT, DEFAULT_MAX_MARKS, NARROW, STATE_FAMILY, STATE_LAYOUTS, STATE_NODE_BITS, WIDTH_TWINS
 
 
 class GenDrills:
@@ -171,3 +171,37 @@ class GenDrills:
                            "clients": [{"c": c, "db": db, "calls": calls} for _ in range(2)]})
         return {"op": "redefine", "c": c, "db": db, "name": name, "epoch": self.r.choice(EPOCHS),
                 "family": NARROW}
+
+    def drill_states(self):
+        """The table of shared layout states full (limits.sql's case, under
+        load): one layout of sixteen IDs a millisecond takes every sequence
+        of its ticks for two seconds, borrowing ahead; once the clock passed
+        them, the other layouts, one ID each, recycle its state, now the
+        one whose newest tick is oldest; the clock goes four seconds back,
+        and it generates again.  Its fresh state must start after the
+        newest tick of the state given up, which the clock has not passed:
+        starting at the clock repeats its IDs.  The server runs the
+        default idgen.max_marks meanwhile: every layout a mark of its own,
+        none raised by others folded into it."""
+        pairs = [(c, d) for c in self.quiet_primaries()
+                 if self.clusters[c]["set"]["node_id"] < 1 << STATE_NODE_BITS
+                 for d in self.dbs(c, CURRENT)]
+        if not pairs:
+            return None
+        c, db = self.r.choice(pairs)
+        s = self.clusters[c]["set"]
+        prefix = self.new_name("st") + "_"
+        first = prefix + "1"
+        one = self.one_client(c, db)
+        roomy = dict(s, max_marks=DEFAULT_MAX_MARKS)
+        back = dict(roomy, clock_offset_ms=s["clock_offset_ms"] - 4000,
+                    max_clock_regression_ms=max(s["max_clock_regression_ms"], 10000))
+        self.queue += [{"op": "define_many", "c": c, "db": db, "prefix": prefix, "count": STATE_LAYOUTS,
+                        "family": STATE_FAMILY, "epoch": self.r.choice(EPOCHS)},
+                       one([["next", first, 1, 3000]] * 10),
+                       {"op": "pause", "ms": s["max_lead_ms"] + 500, "poll": False},
+                       one([["next", "%s%d" % (prefix, i), 1, 1] for i in range(2, STATE_LAYOUTS + 1)]),
+                       {"op": "reload", "c": c, "set": back, "poll": False},
+                       one([["next", first, 1, 3000]] * 10),
+                       {"op": "restart", "c": c, "mode": "fast", "set": s}]
+        return {"op": "restart", "c": c, "mode": "fast", "set": roomy}

@@ -51,7 +51,7 @@ DRILLS = ["failover", "node_bits", "epoch_later", "churn", "clock_back", "epoch_
           "crash", "time_end", "crowd"]
 # Those of 1.5's protections, after the others, whose order (and so the
 # step each mutant is killed at) stays what it was for every seed.
-LATER_DRILLS = ["full", "lost_hwm", "move"]
+LATER_DRILLS = ["full", "lost_hwm", "move", "states"]
 # Those of node id leases (issue #31), after those.
 LEASE_DRILLS = ["outage", "frozen", "clone", "release"]
 # The registry failing (issue #39), after all the others, in this order: a
@@ -69,7 +69,14 @@ DAY_MS = 86400000
 # The table of marks is small, as full tables are a class of their own
 # (issue #28): idgen 1.4's was fixed at 64 entries.
 MAX_MARKS = 64
+DEFAULT_MAX_MARKS = 4096        # idgen.max_marks' default (README)
 # Layouts the full drill defines at once: more than the table of marks holds.
 FILL_LAYOUTS = 70
 FILL_FAMILY = 4             # no node field: node_bits places the node id
 FILL_BITS = [4, 5, 6, 7, 8]     # 8 leaves 4 worker ids a node: bursts share one
+# Layouts the states drill defines: more than the server's 1024 shared
+# layout states; of a family with one state per layout, 16 IDs a tick,
+# whose node field holds node ids below 64.
+STATE_LAYOUTS = 1100
+STATE_FAMILY = 1
+STATE_NODE_BITS = 6
