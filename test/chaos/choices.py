@@ -179,12 +179,13 @@ class Choices:
         later than its primary p's, rolled out to it first (issue #38 row
         1).  Its clock is then set a day ahead too, so that, counted from
         its epoch, it is a few seconds behind the primary's newest IDs: the
-        marks it replays must move with the epoch.  The epoch, or None."""
+        marks it replays must move with the epoch.  The epoch and whether
+        p restarts first (else its clock moves by a reload), or None."""
         side = random.Random(str(self.r.getstate()))
         if side.random() < 0.5:
             return None
         day = datetime.date.fromisoformat(self.clusters[p]["set"]["epoch"])
-        return (day + datetime.timedelta(days=1)).isoformat()
+        return (day + datetime.timedelta(days=1)).isoformat(), side.random() < 0.5
 
     def choose_standby_restart(self):
         """A standby restarted or crashed before its promotion, after a

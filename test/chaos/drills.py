@@ -48,29 +48,41 @@ class Drills:
                # no mark reaches it after that, so those it replayed before
                # must outlive the restart
                self.standby_restart(s) if self.r.random() < 0.7 else None]
-        later = self.later_standby(p)
         first = {"op": "reload", "c": p, "set": ahead}
-        if later:
-            # Only marks new to the standby's table are moved as they are
-            # replayed: the primary restarted first, its clock ahead, folds
-            # those of its node id the clock passed, so that the burst's
-            # marks reach the standby as new ones.  Not restarted: a start
-            # would move the marks replayed so far with the file's.
-            first = dict(first, op="restart", mode="fast")
-            # the day is the standby's host's: later ops' offsets add to it
-            ops[0].update(base_ms=DAY_MS, set={"epoch": later}, later=True)
-            ops[4] = None
         # the standby cut off while sessions take IDs, the primary dying
         # before it is back: IDs handed out must be below its marks; idle
         # first (no poll) until the clock is past the marks it confirmed;
         # then a poll that gives up after 1 s: the horizon must wait for them
-        ops += [{"op": "receiver", "s": s, "stop": True},
-                {"op": "pause", "ms": ahead["max_lead_ms"] + 1500, "poll": False},
-                self.cut_off_burst(p), {"op": "pause", "ms": 0, "poll_timeout_ms": 1000}]
-        ops += [{"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
-                self.outbox_in(s, db)]
+        cut = [{"op": "receiver", "s": s, "stop": True},
+               {"op": "pause", "ms": ahead["max_lead_ms"] + 1500, "poll": False},
+               self.cut_off_burst(p), {"op": "pause", "ms": 0, "poll_timeout_ms": 1000}]
+        first, cut = self.later_form(p, ops, first, cut)
+        ops += cut + [{"op": "promote", "s": s, "kill_primary": True}, self.burst_on(p, s),
+                      self.outbox_in(s, db)]
         self.queue += [op for op in ops if op]
         return first
+
+    def later_form(self, p, ops, first, cut):
+        """The failover drill's ops (first, and cut, the standby cut off)
+        in its later form, half the time: the standby's epoch a day later
+        (later_standby).  The primary restarted first, its clock ahead,
+        folds the marks of its node id the clock passed: the burst's reach
+        the standby as marks new to its table.  Else they update those of
+        its base backup, which its start moved with the epoch (idgen 1.5
+        repeated IDs then, issue #38 row 1).  The standby is never
+        restarted: a start moves the marks replayed so far with the file's,
+        and so does the crash that killing its cut-off receiver is
+        (lose_cut_off)."""
+        later = self.later_standby(p)
+        if not later:
+            return first, cut
+        epoch, restart_first = later
+        if restart_first:
+            first = dict(first, op="restart", mode="fast")
+        # the day is the standby's host's: later ops' offsets add to it
+        ops[0].update(base_ms=DAY_MS, set={"epoch": epoch}, later=True)
+        ops[4] = None
+        return first, []
 
     def make_wide(self):
         """The refused drill needs a server whose node id is 2 or more."""
