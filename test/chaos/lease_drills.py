@@ -166,13 +166,21 @@ class LeaseDrills:
             return None
         n = self.new_name("N")
         waited = self.burst_new_db(n, "db1")
-        ops = [{"op": "registry_freeze", "how": self.r.choice(["stop", "lock"])},
-               {"op": "cluster", "c": n, "set": self.lease_settings(), "wait_lease": 0, "dbs": ["db1"]},
-               self.lease_bursts(servers),
-               {"op": "pause", "ms": LEASE_S * 1000 + self.r.choice([1000, 2000])},
-               self.lease_bursts(servers),
-               {"op": "registry_thaw", "wait_s": 3 * LEASE_S},
-               dict(waited, clients=self.lease_bursts(servers)["clients"] + waited["clients"])]
+        how = self.r.choice(["stop", "lock"])
+        # Locked, with every free node id reserved: the new server's acquires
+        # that queue behind the lock find only the holders' leases, ended by
+        # the registry's clock; one that commits after its caller gave up
+        # must not take one of them (issue #39 row 3).
+        reserve = [{"op": "reserve"}] if how == "lock" else []
+        stall = [{"op": "registry_freeze", "how": how},
+                 {"op": "cluster", "c": n, "set": self.lease_settings(), "wait_lease": 0, "dbs": ["db1"]},
+                 self.lease_bursts(servers),
+                 # past the lease, or a second lease: calls given up on pile up
+                 {"op": "pause", "ms": LEASE_S * 1000 + self.r.choice([1000, 2000, LEASE_S * 1000])},
+                 self.lease_bursts(servers),
+                 {"op": "registry_thaw", "wait_s": 3 * LEASE_S}]
+        last = dict(waited, clients=self.lease_bursts(servers)["clients"] + waited["clients"])
+        ops = reserve + stall + [{"op": "unreserve"} for _ in reserve] + [last]
         self.queue += ops[1:]
         return ops[0]
 
