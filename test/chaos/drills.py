@@ -285,8 +285,11 @@ class Drills:
         node id, the old one retired, the new clock behind the old IDs:
         refused (docs/guarantees.md, A new cluster holding an old one's IDs)
         until idgen_resume_after() and a restart; then IDs resume above."""
+        # not a server left with a node id past its node_bits: its new
+        # cluster, with the same settings, could not restore idgen's rows
         prim = [c for c in self.primaries() if not self.clusters[c]["standby"]
-                and self.dbs(c, CURRENT) and not self.leasing(c)]
+                and self.dbs(c, CURRENT) and not self.leasing(c)
+                and self.clusters[c]["set"]["node_id"] < 1 << self.clusters[c]["set"]["node_bits"]]
         if len(self.primaries()) < 2 or not prim:
             return None
         c = self.r.choice(prim)
