@@ -93,7 +93,22 @@ class Choices:
         if self.dbs(c, CURRENT) and self.r.random() < 0.4:
             # an outbox transaction left prepared across it
             op["prepared"] = self.r.choice(self.dbs(c, CURRENT))
-        return op
+        return self.polled_back(c, op)
+
+    def polled_back(self, c, op):
+        """Now and then (drawn from a stream of its own), a restart of a
+        server whose outbox is polled comes with its clock back, a second
+        or more after the last poll: the horizon's mark, written when the
+        horizon comes near it, must still be ahead of every horizon
+        returned, since the restart starts there."""
+        side = random.Random(str(self.r.getstate()))
+        if not self.clusters[c].get("polled") or self.leasing(c) or side.random() < 0.7:
+            return op
+        s = op["set"]
+        op["set"] = dict(s, clock_offset_ms=min(s["clock_offset_ms"], self.clusters[c]["set"]["clock_offset_ms"])
+                         - side.choice([1000, 3000]))
+        self.queue.append(op)
+        return {"op": "pause", "ms": side.choice([1100, 1300, 1500])}
 
     def bad_node_ops(self, c, s, bad=None):
         """A restart with a node id one past idgen.node_bits' range, or one
