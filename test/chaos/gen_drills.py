@@ -181,8 +181,8 @@ class GenDrills:
         and it generates again.  Its fresh state must start after the
         newest tick of the state given up, which the clock has not passed:
         starting at the clock repeats its IDs.  The server runs the
-        default idgen.max_marks meanwhile: every layout a mark of its own,
-        none raised by others folded into it."""
+        default idgen.max_marks meanwhile (every layout a mark of its own,
+        none raised by others folded into it), and a lead of 1 s."""
         pairs = [(c, d) for c in self.quiet_primaries()
                  if self.clusters[c]["set"]["node_id"] < 1 << STATE_NODE_BITS
                  for d in self.dbs(c, CURRENT)]
@@ -193,13 +193,15 @@ class GenDrills:
         prefix = self.new_name("st") + "_"
         first = prefix + "1"
         one = self.one_client(c, db)
-        roomy = dict(s, max_marks=DEFAULT_MAX_MARKS)
+        # a lead of 1 s: the IDs end about 1 s after the burst, wherever
+        # the run's settings left it, and the pause outlasts them
+        roomy = dict(s, max_marks=DEFAULT_MAX_MARKS, max_lead_ms=1000)
         back = dict(roomy, clock_offset_ms=s["clock_offset_ms"] - 4000,
                     max_clock_regression_ms=max(s["max_clock_regression_ms"], 10000))
         self.queue += [{"op": "define_many", "c": c, "db": db, "prefix": prefix, "count": STATE_LAYOUTS,
                         "family": STATE_FAMILY, "epoch": self.r.choice(EPOCHS)},
                        one([["next", first, 1, 3000]] * 10),
-                       {"op": "pause", "ms": s["max_lead_ms"] + 500, "poll": False},
+                       {"op": "pause", "ms": 1500, "poll": False},
                        one([["next", "%s%d" % (prefix, i), 1, 1] for i in range(2, STATE_LAYOUTS + 1)]),
                        {"op": "reload", "c": c, "set": back, "poll": False},
                        one([["next", first, 1, 3000]] * 10),
