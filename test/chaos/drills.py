@@ -296,9 +296,11 @@ class Drills:
         db = self.r.choice(self.dbs(c, CURRENT))
         s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
         s.pop("synchronous_standby_names", None)
-        # Any epoch: idgen_system says the one the old IDs were made under,
-        # and idgen_resume_after() resumes above them under a later one.
-        s["epoch"] = self.r.choice(SETTING_CHOICES["epoch"])
+        # Any epoch, later half the time: idgen_system says the one the old
+        # IDs were made under, and idgen_resume_after() resumes above them
+        # under a later one by the difference.
+        day = datetime.date.fromisoformat(s["epoch"])
+        s["epoch"] = (day + datetime.timedelta(days=self.r.choice([0, -1, 1, 60]))).isoformat()
         new = self.new_name("M")
         # The new cluster has a database of its own already: the refusal
         # holds there too, as every database shares the layouts.
