@@ -269,7 +269,8 @@ class Bursts:
         except psycopg2.Error as e:
             self.op_errors["reading idgen_stats: %s" % normalize(str(e))] += 1
             return
-        # entries given to other definitions lost their counts (README):
+        # an entry given to another definition lost its counts (README's
+        # Monitoring):
         # then each count is at most what the sessions were handed
         at_most = self.stats_dropped(c, counts["db"]) != counts["dropped"]
         counted(counts["expected"], {name: int(n) for name, n in rows}, counts["unknown"],
