@@ -205,7 +205,7 @@ def summary(world, seed, steps, seconds, ops):
         print("a leased node id generated under by another server than before (times, per layout): %d"
               % world.handovers)
     if world.full_tables:
-        print("tables seen full (idgen_capacity, in the full drill): " +
+        print("tables seen full (idgen_capacity, in the full and states drills): " +
               ", ".join("%s %d" % kv for kv in sorted(world.full_tables.items())))
     if world.ignored:
         print("violations ignored (--ignore): " +

@@ -139,7 +139,7 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
             done = True
         if done is False:
             self.skipped += 1
-        elif op["op"] == "burst" and "full" in (op.get("drill"), op.get("part")):
+        elif op["op"] == "burst" and {"full", "states"} & {op.get("drill"), op.get("part")}:
             self.note_capacity(op["clients"][0]["c"])
         for c in list(self.clusters):
             self.check_log(c)
