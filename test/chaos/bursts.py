@@ -269,9 +269,8 @@ class Bursts:
         except psycopg2.Error as e:
             self.op_errors["reading idgen_stats: %s" % normalize(str(e))] += 1
             return
-        # an entry given to another definition lost its counts (README's
-        # Monitoring):
-        # then each count is at most what the sessions were handed
+        # an entry given to another definition lost its counts (README,
+        # Monitoring): then each count is at most what sessions were handed
         at_most = self.stats_dropped(c, counts["db"]) != counts["dropped"]
         counted(counts["expected"], {name: int(n) for name, n in rows}, counts["unknown"],
                 "server %s at step %d" % (c, self.step), at_most)

@@ -95,13 +95,19 @@ class Choices:
             op["prepared"] = self.r.choice(self.dbs(c, CURRENT))
         return self.polled_back(c, op)
 
+    def side_stream(self):
+        """A stream of draws of its own, seeded by the main one's state but
+        taking none of its draws: a form added to a drill leaves the ops
+        the seed drew before as they were."""
+        return random.Random(str(self.r.getstate()))
+
     def polled_back(self, c, op):
         """Now and then (drawn from a stream of its own), a restart of a
         server whose outbox is polled comes with its clock back, a second
         or more after the last poll: the horizon's mark, written when the
         horizon comes near it, must still be ahead of every horizon
         returned, since the restart starts there."""
-        side = random.Random(str(self.r.getstate()))
+        side = self.side_stream()
         if not self.clusters[c].get("polled") or self.leasing(c) or side.random() < 0.7:
             return op
         s = op["set"]
@@ -196,7 +202,7 @@ class Choices:
         its epoch, it is a few seconds behind the primary's newest IDs: the
         marks it replays must move with the epoch.  The epoch and whether
         p restarts first (else its clock moves by a reload), or None."""
-        side = random.Random(str(self.r.getstate()))
+        side = self.side_stream()
         if side.random() < 0.5:
             return None
         day = datetime.date.fromisoformat(self.clusters[p]["set"]["epoch"])

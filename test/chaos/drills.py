@@ -4,7 +4,6 @@ lease_drills.py).  Each returns its first op and queues the others, or
 None when the servers do not allow it now."""
 
 import datetime
-import random
 
 from layouts import EPOCHS
 from params import (CURRENT, DAY_MS, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, MAX_NODE_SETTING,
@@ -326,7 +325,7 @@ class Drills:
         step, then only idgen's own layout until the clock passes the old
         IDs of every layout) and which way (into a new cluster, or back into
         the old one after its pg_upgrade into a new one that generated)."""
-        side = random.Random(str(self.r.getstate()))
+        side = self.side_stream()
         who, what = side.choice(["postgres", "owner"]), side.choice(["db", "db", "table"])
         rollback = side.random() < 1 / 2
         reload, first, move, new_other, refused, resume, after, other_after, outbox = ops

@@ -3,7 +3,6 @@
 failed over or restored from a dump."""
 
 import copy
-import random
 
 from params import CURRENT, LEASE_POOL, LEASE_S, MAX_CLUSTERS
 
@@ -139,7 +138,7 @@ class LeaseDrills:
         # The standby form draws from a stream of its own, and the copy's
         # draws are made either way: the drills after this one are the same
         # in both forms (and as before the standby form was added).
-        side = random.Random(str(self.r.getstate()))
+        side = self.side_stream()
         # one standby at a time (choose_standby), and a free node id for it
         room = len([k for k in self.clusters if self.leasing(k)]) < len(LEASE_POOL)
         standby = not self.standbys() and room and side.random() < 0.5
