@@ -8,7 +8,7 @@ import datetime
 import random
 
 from layouts import BUILTIN, FAMILIES, NAMES
-from params import (CROWD, CURRENT, EDGE_NODES, HOLD_MS, MAX_CLUSTERS, MAX_NODE_SETTING, OFFSETS, SETTING_CHOICES,
+from params import (ADOPT_AFTER, ADOPT_KEYS, CROWD, CURRENT, EDGE_NODES, HOLD_MS, MAX_CLUSTERS, MAX_NODE_SETTING, OFFSETS, SETTING_CHOICES,
                     SHARD_AT, STANDBY_OFFSETS)
 
 
@@ -95,11 +95,29 @@ class Choices:
             op["prepared"] = self.r.choice(self.dbs(c, CURRENT))
         return self.polled_back(c, op)
 
-    def side_stream(self):
+    def side_stream(self, salt=""):
         """A stream of draws of its own, seeded by the main one's state but
         taking none of its draws: a form added to a drill leaves the ops
-        the seed drew before as they were."""
-        return random.Random(str(self.r.getstate()))
+        the seed drew before as they were.  A salt (the step) sets apart
+        draws between which the main stream may draw nothing (queued ops)."""
+        return random.Random(str(self.r.getstate()) + salt)
+
+    def maybe_adopt(self, op):
+        """Now and then (drawn from a stream of its own), a burst ends with
+        idgen_adopt() on a new table of one of its databases (adopts.py),
+        which takes no step of the drills' schedule: a serial column holds
+        only a sequence's keys, which idgen_adopt() widens."""
+        side = self.side_stream("/adopt %d" % self.steps)
+        if op["op"] != "burst" or side.random() >= ADOPT_AFTER:
+            return
+        c = op["clients"][0]["c"]
+        dbs = self.dbs(c, CURRENT)
+        if not dbs:
+            return
+        keys = side.choice(ADOPT_KEYS)
+        column = side.choice(["bigserial", "identity"] + (["serial"] if keys == "sequence" else []))
+        op["adopt"] = {"c": c, "db": side.choice(dbs), "table": self.new_name("chaos_adopt"),
+                       "keys": keys, "column": column, "rows": 200}
 
     def polled_back(self, c, op):
         """Now and then (drawn from a stream of its own), a restart of a

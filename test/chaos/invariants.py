@@ -211,3 +211,28 @@ def no_internal_error(code, killed, label, what):
     """idgen raises no internal error (XX000) but while we kill it."""
     if code == "XX000" and killed is None:
         raise Violation("internal error", label, what)
+
+
+# -- idgen_adopt()
+def adopt_changed(before, after, where):
+    """idgen_adopt() changes nothing when it refuses (before, after: the
+    column's default, identity, type, the count of keys and the largest)."""
+    if before != after:
+        raise Violation("adopt changed", None, "%s refused, yet changed the table: %s, then %s"
+                        % (where, before, after))
+
+
+def adopt_refused(largest, error, where):
+    """Keys below the range of new IDs are adopted."""
+    raise Violation("adopt refused", None, "%s refused keys below the range of new IDs (the largest %d): %s"
+                    % (where, largest, error))
+
+
+def adopt_admitted(largest, low, why, where):
+    """idgen_adopt() refuses keys that reach the range of new IDs: none
+    ahead of the clock (low None: why says where they lie), and every ID
+    the new default makes is above every key it admitted (low: the
+    smallest)."""
+    if low is None or low <= largest:
+        raise Violation("adopt admitted", None, "%s admitted keys up to %d, though %s" % (
+            where, largest, why if low is None else "the new default then made %d" % low))

@@ -35,6 +35,9 @@ def describe(op):
         if op.get("serial"):
             parts.append("one client after another")
         kill = op.get("kill")
+        if op.get("adopt"):
+            parts.append("then idgen_adopt() of keys %(keys)s in a %(column)s column of %(c)s/%(db)s"
+                         % op["adopt"])
         if kill:
             parts.append("SIGKILL %s of %s after %d ms" % (
                 "the postmaster" if kill["what"] == "postmaster" else
@@ -138,6 +141,7 @@ class Model(Choices, Drills, GenDrills, LeaseDrills, EtcdDrills, Applying):
                 return op
         op = self.queue.pop(0) if self.queue else self.choose()
         self.apply(op)
+        self.maybe_adopt(op)
         return op
 
     def primaries(self):

@@ -44,6 +44,11 @@ MAX_NODE_SETTING = 1023
 # An outbox's commits held between their commit record and their
 # visibility (a synchronous standby's receiver stopped), now and then.
 HOLD_MS = [300, 700]
+# After a burst, now and then, idgen_adopt() on a table whose keys
+# lie where adopts.KEY_AT says: ahead of the clock twice as often, which a
+# margin counted the wrong way admits.
+ADOPT_AFTER = 0.12
+ADOPT_KEYS = ["sequence", "far_below", "below", "inside", "ahead", "ahead", "far_ahead"]
 # Drills: the cases docs/guarantees.md names, as short op sequences that
 # reach them for sure.  Each run has every one early (in an order of its
 # seed) and more now and then; the random ops around them find the rest.

@@ -14,6 +14,7 @@ import time
 
 import psycopg2
 
+from adopts import Adopts
 from bursts import Bursts
 from clients import create_extension, normalize, now_ms
 from cluster import Cluster, as_user, user_dir
@@ -44,7 +45,7 @@ PAST_WAIT_MS = 60000
 UUIDV7_CALL = ("uuidv7", None, 1, 100)
 
 
-class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
+class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
     def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
         self.ignore = set(ignore)
@@ -134,6 +135,8 @@ class World(Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
         handler = getattr(self, "do_" + op["op"])
         try:
             done = handler(op)
+            if op.get("adopt") and done is not False:
+                self.do_adopt(op["adopt"])
         except (RuntimeError, psycopg2.Error) as e:
             self.op_errors["%s: %s" % (op["op"], normalize(str(e)))] += 1
             done = True
