@@ -37,6 +37,7 @@ class Adopts:
         view = self.read_view(c, db)
         if view is None:
             return False
+        self.touch(c)
         conn = self.clusters[c].connect(db)
         try:
             with conn.cursor() as cur:
