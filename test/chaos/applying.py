@@ -147,6 +147,8 @@ class Applying:
 
     apply_registry_stop = apply_registry_start = apply_reserve = apply_unreserve = apply_none
 
+    apply_lease_epoch = apply_none
+
     apply_freeze = apply_thaw = apply_none
 
     apply_registry_freeze = apply_registry_thaw = apply_registry_dump = apply_registry_restore = apply_none

@@ -139,6 +139,13 @@ class Etcd:
             self.txn({"compare": [{"key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0"}],
                       "success": [{"request_put": {"key": key, "value": b64(value)}}]})
 
+    def replace_if(self, nodes, value, new):
+        """node/<id> given the value new where it still holds value."""
+        for n in nodes:
+            key = b64("%s/node/%d" % (PREFIX, n))
+            self.txn({"compare": [{"key": key, "target": "VALUE", "result": "EQUAL", "value": b64(value)}],
+                      "success": [{"request_put": {"key": key, "value": b64(new)}}]})
+
     def delete_if(self, nodes, value):
         """node/<id> deleted where it still holds value."""
         for n in nodes:

@@ -10,9 +10,7 @@ import time
 
 from etcd import Etcd
 from invariants import lease_kept
-from layouts import epoch_date_ms
-from ops import Model
-from params import LEASE_POOL, LEASE_S
+from params import LEASE_POOL, LEASE_S, NODE_IDS
 
 # Tokens of the node keys the checker writes: node ids set by hand, and
 # the free ones while a holder is frozen (registry.py's reservations).
@@ -20,17 +18,17 @@ BY_HAND = "chaos-set-by-hand"
 RESERVED = "chaos-reserved"
 
 
-def node_value(token):
+def node_value(token, epoch_ms):
     """A node key's value, under the leasing servers' node_bits and epoch:
     etcd, as the registry database, refuses live leases under two."""
-    return "%s 4 %d chaos" % (token, epoch_date_ms(Model.lease_settings()["epoch"]))
+    return "%s 4 %d chaos" % (token, epoch_ms)
 
 
 class EtcdRegistry:
     def etcd_registry(self, op):
         self.etcd = Etcd(self.root)
         self.etcd.start_all()
-        self.etcd.put_absent(op["reserved"], node_value(BY_HAND))
+        self.etcd.put_absent(op["reserved"], node_value(BY_HAND, self.lease_epoch_ms))
 
     def etcd_stop(self):
         """The whole etcd cluster stopped; its holders then are those that
@@ -50,12 +48,20 @@ class EtcdRegistry:
     def etcd_reserve(self):
         if not self.etcd.proc:
             return False
-        self.etcd.put_absent(LEASE_POOL, node_value(RESERVED))
+        self.etcd.put_absent(LEASE_POOL, node_value(RESERVED, self.lease_epoch_ms))
+
+    def etcd_lease_epoch(self, epoch_ms):
+        """The keys the checker holds moved to another epoch."""
+        if not self.etcd.proc:
+            return False
+        for token, nodes in ((BY_HAND, NODE_IDS), (RESERVED, LEASE_POOL)):
+            self.etcd.replace_if(nodes, node_value(token, self.lease_epoch_ms), node_value(token, epoch_ms))
+        return None
 
     def etcd_unreserve(self):
         if not self.etcd.proc:
             return False
-        self.etcd.delete_if(LEASE_POOL, node_value(RESERVED))
+        self.etcd.delete_if(LEASE_POOL, node_value(RESERVED, self.lease_epoch_ms))
 
     def held_now(self):
         """{server: node id} of the live leasing servers holding one, and the step."""

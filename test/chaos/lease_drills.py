@@ -4,7 +4,10 @@ failed over or restored from a dump."""
 
 import copy
 
-from params import CURRENT, LEASE_POOL, LEASE_S, MAX_CLUSTERS
+from params import CURRENT, DAY_MS, LEASE_POOL, LEASE_S, MAX_CLUSTERS
+
+# The leasing servers' epoch moved a day later, in the release drill's later form.
+LATER_LEASE_EPOCH = "2024-01-02"
 
 
 class LeaseDrills:
@@ -102,7 +105,9 @@ class LeaseDrills:
         """A holder restarted with its clock ahead generates, then stops
         cleanly, releasing its node id with the mark of its IDs; the other
         node ids reserved, a new server whose clock is right leases it and
-        must start above those IDs.  The new server stays."""
+        must start above those IDs.  The new server stays.  Or, in half
+        the drills where no leasing server has a standby (drawn from a
+        stream of its own), the later form (release_later)."""
         picked = self.pick_holder()
         if picked is None:
             return None
@@ -112,10 +117,37 @@ class LeaseDrills:
         ahead = dict(s, clock_offset_ms=max(s["clock_offset_ms"], 0) + 6000, max_lead_ms=3000)
         t = self.new_name("T")
         ops = [{"op": "restart", "c": f, "mode": "fast", "set": ahead},
-               self.lease_burst(f, db), {"op": "reserve"}, {"op": "retire", "c": f},
-               {"op": "cluster", "c": t, "set": dict(self.lease_settings(), max_clock_regression_ms=30000),
-                "wait_lease": 2 * LEASE_S, "dbs": [db], "takes": f, "part": "release"},
-               self.lease_burst(t, db), {"op": "unreserve"}]
+               self.lease_burst(f, db), {"op": "reserve"}, {"op": "retire", "c": f}]
+        settings = dict(self.lease_settings(), max_clock_regression_ms=30000)
+        if self.side_stream().random() < 0.5 and self.leases_alone():
+            return self.release_later(ops, f, t, db, settings)
+        ops += [{"op": "cluster", "c": t, "set": settings,
+                 "wait_lease": 2 * LEASE_S, "dbs": [db], "takes": f, "part": "release"},
+                self.lease_burst(t, db), {"op": "unreserve"}]
+        self.queue += ops[1:]
+        return ops[0]
+
+    def leases_alone(self):
+        """No leasing server has a standby, nor is one."""
+        return not any(self.leasing(c) and (m["standby"] or m["role"] != "primary")
+                       for c, m in self.clusters.items())
+
+    def release_later(self, ops, f, t, db, settings):
+        """The release drill under an epoch a day later: every other
+        leasing server retired too, the registry's other leases moved to
+        that epoch (it refuses live leases under two), and the new server
+        there, its clock a day ahead less 3 s: it must start above the
+        released IDs, their mark raised by the day, not at its clock (its
+        IDs' time field 3 s and more below theirs).  Then it is retired, the
+        leases moved back, and a leasing server made for later drills."""
+        others = [{"op": "retire", "c": c} for c in self.clusters if self.leasing(c) and c != f]
+        later = dict(settings, epoch=LATER_LEASE_EPOCH, clock_offset_ms=DAY_MS - 3000)
+        ops = ops[:2] + others + ops[2:] + [
+            {"op": "lease_epoch", "epoch": LATER_LEASE_EPOCH},
+            {"op": "cluster", "c": t, "set": later, "wait_lease": 2 * LEASE_S, "dbs": [db], "takes": f},
+            self.lease_burst(t, db), {"op": "retire", "c": t}, {"op": "unreserve"},
+            {"op": "lease_epoch", "epoch": self.lease_settings()["epoch"]},
+            {"op": "cluster", "c": self.new_name("L"), "set": self.lease_settings(), "dbs": ["db1"]}]
         self.queue += ops[1:]
         return ops[0]
 

@@ -13,12 +13,12 @@ import psycopg2
 from cluster import Cluster, as_user, cmdline
 from invariants import lease_kept
 from layouts import epoch_date_ms
-from ops import Model
 from params import LEASE_POOL, LEASE_S
 
 REGISTRY = "REG"            # the registry's cluster: it generates nothing
 REGISTRY_STANDBY = "REGS"   # its standby, until it is promoted into its place
 RESERVED = "chaos: reserved"    # the holder of node ids the registry must not hand out
+BY_HAND = "chaos: set by hand"  # the holder of node ids set by hand
 # A registry's row for node ids no leasing server may get, whatever their
 # lease says: those set by hand, and while a holder is frozen, the free
 # ones, so that its node id is the one a new server gets.  Under the
@@ -55,8 +55,7 @@ class Registry:
         self.role[REGISTRY] = "registry"
         cl.start()
         cl.query("postgres", "CREATE EXTENSION idgen")
-        cl.query("postgres", RESERVE_SQL, (epoch_date_ms(Model.lease_settings()["epoch"]),
-                                           "chaos: set by hand", "100 years", "100 years",
+        cl.query("postgres", RESERVE_SQL, (self.lease_epoch_ms, BY_HAND, "100 years", "100 years",
                                            op["reserved"]))
 
     def registry_address(self):
@@ -92,8 +91,25 @@ class Registry:
             return False
         # but the node id of a frozen holder, which a new server is to lease
         but = self.frozen.get(op.get("but"), (None, None, None))[2]
-        cl.query("postgres", RESERVE_SQL, (epoch_date_ms(Model.lease_settings()["epoch"]), RESERVED,
+        cl.query("postgres", RESERVE_SQL, (self.lease_epoch_ms, RESERVED,
                                            "1 day", "1 day", [n for n in LEASE_POOL if not but or n != but[0]]))
+
+    def do_lease_epoch(self, op):
+        """The leases the checker holds (node ids set by hand, reserved)
+        moved to another epoch, the leasing servers' from now on: the
+        registry refuses live leases under two."""
+        epoch_ms = epoch_date_ms(op["epoch"])
+        if self.etcd is not None:
+            done = self.etcd_lease_epoch(epoch_ms)
+        elif self.registry() is None or not self.registry().running:
+            done = False
+        else:
+            done = self.registry().query("postgres", "UPDATE idgen_lease SET epoch_ms = %s "
+                                         "WHERE holder IN (%s, %s) AND NOT released",
+                                         (epoch_ms, BY_HAND, RESERVED))
+        if done is not False:
+            self.lease_epoch_ms = epoch_ms
+        return done
 
     def do_unreserve(self, op):
         if self.etcd is not None:

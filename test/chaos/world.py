@@ -19,9 +19,10 @@ from bursts import Bursts
 from clients import create_extension, normalize, now_ms
 from cluster import Cluster, as_user, user_dir
 from invariants import Violation, increasing, lease_kept, no_crash
-from layouts import FAMILIES
+from layouts import FAMILIES, epoch_date_ms
 from leases import Leases
 from lineage import Lineage
+from ops import Model
 from outbox import Outbox
 from params import CURRENT, DBS
 from etcd_ops import EtcdRegistry
@@ -80,6 +81,8 @@ class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, St
         self.etcd_held = ({}, 0)        # {server: node id held} when an etcd member failed, the step
         self.lease_refusals = 0         # calls refused for want of a lease then
         self.table_epoch = {}           # server -> the idgen.epoch of one table's IDs loaded into it
+        # the leasing servers' idgen.epoch, under which the checker holds its leases
+        self.lease_epoch_ms = epoch_date_ms(Model.lease_settings()["epoch"])
 
     def live(self, c, role="primary"):
         cl = self.clusters.get(c)

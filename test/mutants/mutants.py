@@ -184,6 +184,11 @@ MUTANTS = [
      "a restore refuses a layout whose time field has ended, as a new definition is refused: the"
      " restore's layouts fail as a whole, and rows a CHECK reads a layout through are lost",
      [("\t\tif (!defining_now)\n\t\t\treturn PointerGetDatum(tuple);\n", "")]),
+    ("lease_epoch_raise", "sql/idgen.sql",
+     "the registry database raises a previous holder's mark made under an earlier idgen.epoch the"
+     " wrong way: a holder under a later epoch starts at its clock, the difference below the old IDs",
+     [("\tSELECT greatest(coalesce(max(l.mark_ms + greatest(epoch - l.epoch_ms, 0)), 0), floor_ms)\n",
+       "\tSELECT greatest(coalesce(max(l.mark_ms + greatest(l.epoch_ms - epoch, 0)), 0), floor_ms)\n")]),
 ]
 MUTANTS += BLIND
 BY_NAME = {m[0]: m for m in MUTANTS}
@@ -228,6 +233,8 @@ SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                   "blind_sync_fastpath", "provenance_foreign",
                   # the registry database's drills: only on runs without etcd
                   "registry_self_fence",
+                  # the release drill's later form, on runs without etcd
+                  "lease_epoch_raise",
                   # killed by one or two of three random seeds (2026-11-26)
                   "key_epoch", "lease_mark", "restore_refuse_at_once",
                   "provenance_epoch_row", "blind_reserve_halfstep", "blind_holder_last_max",
