@@ -71,7 +71,7 @@ class Drills:
         repeated IDs then, issue #38 row 1).  The standby is never
         restarted: a start moves the marks replayed so far with the file's,
         and so does the crash that killing its cut-off receiver is
-        (lose_cut_off)."""
+        (lose_cut_off), so it is cut off at its primary's walsender."""
         later = self.later_standby(p)
         if not later:
             return first, cut
@@ -81,7 +81,7 @@ class Drills:
         # the day is the standby's host's: later ops' offsets add to it
         ops[0].update(base_ms=DAY_MS, set={"epoch": epoch}, later=True)
         ops[4] = None
-        return first, []
+        return first, [dict(cut[0], sender=True)] + cut[1:]
 
     def make_wide(self):
         """The refused drill needs a server whose node id is 2 or more."""
@@ -264,15 +264,20 @@ class Drills:
         """idgen_hwm deleted after a CHECKPOINT, with the server stopped,
         the clock then behind the server's last IDs: generating is refused
         in every layout (docs/guarantees.md, The mark file is lost) until
-        idgen_resume_after() and a restart; then IDs resume above."""
+        idgen_resume_after() and a restart; then IDs resume above.  Half
+        the time (drawn from a stream of its own), restarted twice more
+        after the loss, its clock 5 s further behind: still refused, as
+        each start keeps the loss in the file it writes."""
         c = self.quiet_primary()
         if c is None:
             return None
         db = self.r.choice(self.dbs(c, CURRENT))
         s = dict(self.clusters[c]["set"], max_clock_regression_ms=10000)
-        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + self.r.choice([2000, 3000]))
+        ahead_ms = self.r.choice([2000, 3000])
+        restarts = 2 if self.side_stream().random() < 0.5 else 0
+        ahead = dict(s, clock_offset_ms=s["clock_offset_ms"] + ahead_ms + 2500 * restarts)
         ops = [{"op": "reload", "c": c, "set": ahead, "poll": False}, self.burst_on(c, c),
-               {"op": "lose_hwm", "c": c, "set": s}, self.burst_on(c, c),
+               {"op": "lose_hwm", "c": c, "set": s, "restarts": restarts}, self.burst_on(c, c),
                {"op": "resume", "c": c, "db": db}, self.burst_on(c, c), self.outbox_in(c, db)]
         ops = [op for op in ops if op]
         self.queue += ops[1:]

@@ -38,7 +38,8 @@ class Restores(Moves):
     def do_lose_hwm(self, op):
         """idgen_hwm deleted with the server stopped, after a CHECKPOINT took
         the WAL copy of its marks away; the server starts with op's
-        settings (its clock behind its last IDs)."""
+        settings (its clock behind its last IDs), and restarts op's
+        "restarts" times more: each start reads the file the last wrote."""
         c = op["c"]
         if not self.live(c):
             return False
@@ -53,6 +54,10 @@ class Restores(Moves):
             pass
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.start()
+        for _ in range(op.get("restarts", 0)):
+            cl.stop("fast")
+            self.lineage[c].frontier.new_run()
+            cl.start()
         self.touch(c)
 
     def do_resume(self, op):

@@ -110,40 +110,53 @@ class Standbys:
             self.wait_sync(p, s)
 
     def do_receiver(self, op):
-        """A synchronous standby cut off: its walreceiver stopped, so that
-        the primary's sessions wait for marks it never confirms; or woken."""
+        """A synchronous standby cut off, so that the primary's sessions
+        wait for marks it never confirms: its walreceiver stopped, or, with
+        "sender", its primary's walsender (no crash of the standby follows
+        then: lose_cut_off); or woken."""
         s = op["s"]
         if op["stop"]:
-            if not self.live(s, "standby") or s in self.receivers:
+            if not self.live(s, "standby") or s in self.receivers or not self.live(self.primary_of[s]):
                 return False
-            pid = self.streaming_receiver(self.clusters[s])
+            if op.get("sender"):
+                pid = self.streaming_pid(self.clusters[self.primary_of[s]], "SELECT pid FROM pg_stat_replication "
+                                         "WHERE application_name = %s AND state = 'streaming'", (s,))
+            else:
+                pid = self.streaming_pid(self.clusters[s], "SELECT pid FROM pg_stat_wal_receiver "
+                                                           "WHERE status = 'streaming'")
             if pid is None:
                 return False
             self.receivers[s] = pid
+            if op.get("sender"):
+                self.senders.add(s)
             os.kill(pid, signal.SIGSTOP)
         elif s in self.receivers:
+            self.senders.discard(s)
             os.kill(self.receivers.pop(s), signal.SIGCONT)
 
     def lose_cut_off(self, s):
         """A standby cut off until its primary died loses what it did not
         get, as across a partition: its stopped walreceiver is killed, not
         woken to read what its socket still holds (the standby then
-        reinitialises and replays what it wrote)."""
+        reinitialises and replays what it wrote); a stopped walsender died
+        with its primary, and nothing reached the standby's socket."""
         pid = self.receivers.pop(s, None)
-        if pid is None:
+        if pid is None or s in self.senders:
+            self.senders.discard(s)
             return
         cl = self.clusters[s]
         cl.kill_backend(pid)
         cl.wait_ready()
 
     @staticmethod
-    def streaming_receiver(cl, timeout=30):
-        """The pid of cl's walreceiver once it streams, None if it never
-        does: a standby restarted just before starts its receiver later,
-        and a cut-off that found none was no cut-off at all."""
+    def streaming_pid(cl, query, args=None, timeout=30):
+        """The pid of a walreceiver or walsender (query) once it streams,
+        None if it never does: a standby restarted just before starts its
+        receiver later, and a cut-off that found none was no cut-off at
+        all."""
         deadline = time.time() + timeout
         while time.time() < deadline:
-            rows = cl.query("postgres", "SELECT pid FROM pg_stat_wal_receiver WHERE status = 'streaming'")
+            rows = cl.query("postgres", query, args)
             if rows and rows[0][0] is not None:
                 return rows[0][0]
             time.sleep(0.1)

@@ -70,7 +70,8 @@ class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, St
         self.late = []              # IDs of a run that began during a burst
         self.frozen = {}            # server -> (what, pids SIGSTOPped, its lease then)
         self.released = {}          # retired leasing server -> its lease then
-        self.receivers = {}         # standby -> its walreceiver's pid, SIGSTOPped
+        self.receivers = {}         # standby -> the pid SIGSTOPped to cut it off: its walreceiver's,
+        self.senders = set()        # or, for these, its primary's walsender's
         self.handovers = 0          # IDs made under a node id another server made IDs under
         # (group, leased node id, node_bits) -> {server: largest ID it made under it}
         self.lease_tops = collections.defaultdict(dict)
