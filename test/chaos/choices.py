@@ -8,8 +8,8 @@ import datetime
 import random
 
 from layouts import BUILTIN, FAMILIES, NAMES
-from params import (ADOPT_AFTER, ADOPT_KEYS, CROWD, CURRENT, EDGE_NODES, HOLD_MS, MAX_CLUSTERS, MAX_NODE_SETTING, OFFSETS, SETTING_CHOICES,
-                    SHARD_AT, STANDBY_OFFSETS)
+from params import (ADOPT_AFTER, ADOPT_KEYS, CROWD, CURRENT, EDGE_NODES, HOLD_MS, MAX_CLUSTERS,
+                    MAX_NODE_SETTING, OFFSETS, SETTING_CHOICES, SHARD_AT, STANDBY_OFFSETS, THROUGH_FAMILIES)
 
 
 class Choices:
@@ -30,8 +30,11 @@ class Choices:
         if c is None or not self.clusters[c]["dbs"][db]["layouts"]:
             return None
         name = self.r.choice(sorted(self.clusters[c]["dbs"][db]["layouts"]))
-        # now and then a session that generated in it before does after
+        # now and then a session that generated in it before does after,
+        # across two definitions with a worker field (redefines.py)
         op = dict(op="redefine", c=c, db=db, held=self.r.random() < 0.3, **self.layout_spec(name))
+        if op["held"]:
+            op["through"] = list(THROUGH_FAMILIES)
         if self.r.random() < 0.5:
             # Applications keep generating across a DBA's change: a burst in
             # the name before it (borrowing ahead of the clock) and after it.

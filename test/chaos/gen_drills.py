@@ -4,7 +4,8 @@ name defined twice, a node field too narrow.  Each returns its first op
 and queues the others, or None when the servers do not allow it now."""
 
 from layouts import ENDING, EPOCHS, HWM_STEP_MS, NAMES
-from params import CROWD_SIZE, CURRENT, DEFAULT_MAX_MARKS, NARROW, STATE_FAMILY, STATE_LAYOUTS, STATE_NODE_BITS, WIDTH_TWINS
+from params import (CROWD_SIZE, CURRENT, DEFAULT_MAX_MARKS, NARROW, STATE_FAMILY, STATE_LAYOUTS, STATE_NODE_BITS,
+                    THROUGH_FAMILIES, WIDTH_TWINS)
 
 
 class GenDrills:
@@ -142,12 +143,16 @@ class GenDrills:
         clients = [{"c": c, "db": db, "calls": [["next", name, 1, 3000]]}
                    for db in (db1, db2, db1, db2)]
         ops = [prep]
+        # half the time (drawn from a stream of its own), the held session
+        # crosses two definitions with a worker field instead (redefines.py)
+        through = list(THROUGH_FAMILIES) if self.side_stream().random() < 0.5 else []
         for k, (epoch1, epoch2, fam1, fam2) in enumerate(twins):
             # the second time, a session that generated under the first
-            # definition, held open, generates after the change
-            ops += [{"op": "redefine", "c": c, "db": db1, "name": name, "epoch": epoch1, "family": fam1,
-                     "held": k == 1},
-                    {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": epoch2, "family": fam2},
+            # definition, held open, generates after the change: in db2,
+            # whose epoch or widths change whatever the draws (db1's may not)
+            ops += [{"op": "redefine", "c": c, "db": db1, "name": name, "epoch": epoch1, "family": fam1},
+                    {"op": "redefine", "c": c, "db": db2, "name": name, "epoch": epoch2, "family": fam2,
+                     "held": k == 1, "through": through if k == 1 else []},
                     {"op": "burst", "clients": clients, "kill": None}]
         ops = [op for op in ops if op]
         self.queue += ops[1:]

@@ -145,17 +145,24 @@ class Moves:
 
     def held_after(self, c, db, conn, call=("next", None, 1, 1000)):
         """The held session generates again after the restore: refused (a
-        refusal is server-wide and sticky), or above every ID of the line;
-        or after its layout was redefined: under the new definition."""
+        refusal is server-wide and sticky), or above every ID of the line."""
         self.held_call(c, db, conn, call)
         conn.close()
 
-    def held_call(self, c, db, conn, call):
+    def held_call(self, c, db, conn, call, view_after=False):
         """One call in a session held open across ops, checked as a burst's;
-        returns what it was handed."""
+        returns what it was handed.  view_after: the database read after
+        the call, not before, so that the call follows the last op at once."""
+        view = None if view_after else self.read_view(c, db)
+        res = self.held_run(c, db, conn, call)
+        self.check_call(res, self.read_view(c, db) if view_after else view, None)
+        return res["ids"]
+
+    @staticmethod
+    def held_run(c, db, conn, call):
+        """One call in a held session, not yet checked: its result."""
         call = list(call)
         res = {"c": c, "db": db, "call": call, "text": call_sql(call), "ids": [], "error": None}
-        view = self.read_view(c, db)
         res["t0"] = now_ms()
         try:
             with conn.cursor() as cur:
@@ -164,8 +171,7 @@ class Moves:
         except psycopg2.Error as e:
             res["error"] = (e.pgcode or LOST, str(e))
         res["t1"] = now_ms()
-        self.check_call(res, view, None)
-        return res["ids"]
+        return res
 
     def continued(self, c):
         """A line that goes on from c's, in a new run."""

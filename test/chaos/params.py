@@ -49,6 +49,9 @@ HOLD_MS = [300, 700]
 # margin counted the wrong way admits.
 ADOPT_AFTER = 0.12
 ADOPT_KEYS = ["sequence", "far_below", "below", "inside", "ahead", "ahead", "far_ahead"]
+# Families a held session crosses in a random redefinition: both with a
+# worker field (a state of its own), the first of 64 IDs a tick.
+THROUGH_FAMILIES = [3, 2]
 # Drills: the cases docs/guarantees.md names, as short op sequences that
 # reach them for sure.  Each run has every one early (in an order of its
 # seed) and more now and then; the random ops around them find the rest.

@@ -24,6 +24,7 @@ from leases import Leases
 from lineage import Lineage
 from ops import Model
 from outbox import Outbox
+from redefines import Redefines
 from params import CURRENT, DBS
 from etcd_ops import EtcdRegistry
 from registry import Registry
@@ -46,7 +47,7 @@ PAST_WAIT_MS = 60000
 UUIDV7_CALL = ("uuidv7", None, 1, 100)
 
 
-class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, Standbys):
+class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Redefines, Registry, Restores, Standbys):
     def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
         self.ignore = set(ignore)
@@ -319,31 +320,6 @@ class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Registry, Restores, St
             return False
         sql, args = self.define_sql(op)
         self.clusters[op["c"]].query(op["db"], sql, args)
-
-    def do_redefine(self, op):
-        """The layout dropped and defined again; with "held", a session that
-        generated in it before, held open, generates in it after."""
-        if not self.live(op["c"]):
-            return False
-        sql, args = self.define_sql(op)
-        cl = self.clusters[op["c"]]
-        held = cl.connect(op["db"]) if op.get("held") else None
-        if held is not None:
-            try:
-                with held.cursor() as cur:
-                    cur.execute("SELECT idgen_next(%s)", (op["name"],))
-            except psycopg2.Error:
-                pass        # a layout it may not generate in (a narrow node field)
-        conn = cl.connect(op["db"])
-        try:
-            with conn.cursor() as cur:
-                cur.execute("SELECT idgen_drop_layout(%s) FROM idgen_layout WHERE name = %s",
-                            (op["name"], op["name"]))
-                cur.execute(sql, args)
-        finally:
-            conn.close()
-        if held is not None:
-            self.held_after(op["c"], op["db"], held, ("next", op["name"], 1, 300))
 
     def do_drop(self, op):
         if not self.live(op["c"]):
