@@ -49,13 +49,14 @@ class Adopts:
                 where = "%s/%s idgen_adopt('%s', 'id'), keys %s (max_clock_regression_ms %d, offset %d ms)" % (
                     c, db, table, op["keys"], margin, view["offset"])
                 before = self.adopt_state(cur, table)
+                largest = before[-1]
                 try:
                     cur.execute("SELECT idgen_adopt(%s, 'id', %s)", (table, op["column"] == "serial"))
                 except psycopg2.Error as e:
                     self.adopt_refusal(cur, op, e, before, where)
                     return None
-                self.adopt_expected(op, margin, before, where)
-                self.adopt_new_ids(cur, op, view, before, where)
+                self.adopt_expected(op, margin, largest, where)
+                self.adopt_new_ids(cur, op, view, largest, where)
                 cur.execute("DROP TABLE %s" % table)
         finally:
             conn.close()
@@ -77,7 +78,7 @@ class Adopts:
     @staticmethod
     def adopt_state(cur, table):
         """What idgen_adopt() may change: the column's default or identity,
-        its type, and the keys."""
+        its type, and the keys (their count, and last the largest)."""
         cur.execute("SELECT pg_get_expr(d.adbin, d.adrelid), a.attidentity, format_type(a.atttypid, a.atttypmod) "
                     "FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
                     "WHERE a.attrelid = %s::regclass AND a.attname = 'id'", (table,))
@@ -92,19 +93,19 @@ class Adopts:
                          "error": (e.pgcode, str(e))}, None)
         adopt_changed(before, self.adopt_state(cur, op["table"]), where)
         if op["keys"] in ("sequence", "far_below", "below") and "reach the range of idgen IDs" in str(e):
-            adopt_refused(before[4], str(e), where)
+            adopt_refused(before[-1], str(e), where)
         cur.execute("DROP TABLE %s" % op["table"])
 
     @staticmethod
-    def adopt_expected(op, margin, before, where):
+    def adopt_expected(op, margin, largest, where):
         """Keys ahead of the clock, or inside the margin by half a second
         or more, must have been refused."""
         inside = op["keys"] == "inside" and margin >= 1000
         if op["keys"] in ("ahead", "far_ahead") or inside:
-            adopt_admitted(before[4], None, "its keys lie %d ms from the clock" % KEY_AT[op["keys"]](margin),
+            adopt_admitted(largest, None, "its keys lie %d ms from the clock" % KEY_AT[op["keys"]](margin),
                            where)
 
-    def adopt_new_ids(self, cur, op, view, before, where):
+    def adopt_new_ids(self, cur, op, view, largest, where):
         """The IDs the new default makes: checked as any call's, and above
         every key it admitted."""
         res = {"c": op["c"], "db": op["db"], "call": ["next", None, 1, op["rows"]],
@@ -115,10 +116,10 @@ class Adopts:
                         % op["table"], (op["rows"],))
             res["ids"] = [r[0] for r in cur.fetchall()]
         except psycopg2.errors.UniqueViolation as e:
-            adopt_admitted(before[4], None, "a new ID equals an existing key: %s" % e, where)
+            adopt_admitted(largest, None, "a new ID equals an existing key: %s" % e, where)
         except psycopg2.Error as e:
             res["ids"], res["error"] = [], (e.pgcode, str(e))
         res["t1"] = now_ms()
         self.check_call(res, view, None)
         if res["ids"]:
-            adopt_admitted(before[4], min(res["ids"]), "", where)
+            adopt_admitted(largest, min(res["ids"]), "", where)
