@@ -78,15 +78,24 @@ CREATE TRIGGER boom_stmt AFTER INSERT ON idgen_system
 INSERT INTO idgen_system (system_identifier) SELECT system_identifier FROM pg_control_system();
 DROP TRIGGER boom_stmt ON idgen_system;
 
--- A role that owns an operator = (text, text) in a schema ahead of
--- pg_catalog in a superuser's search_path: idgen's own lookups never call it.
+-- A role that owns operators = on text and on idgen's own row types in a
+-- schema ahead of pg_catalog in a superuser's search_path: idgen's own
+-- lookups never call them, whatever they compare (a layout defined, one
+-- defined again as it is, dropped).
 GRANT CREATE ON SCHEMA public TO idgen_nobody;
 SET ROLE idgen_nobody;
 CREATE FUNCTION public.hijack(a text, b text) RETURNS boolean LANGUAGE plpgsql AS
 $$BEGIN RAISE NOTICE 'operator = called as %', current_user; RETURN a OPERATOR(pg_catalog.=) b; END$$;
 CREATE OPERATOR public.= (LEFTARG = text, RIGHTARG = text, FUNCTION = public.hijack);
+CREATE FUNCTION public.hijack(a idgen_layout, b idgen_layout) RETURNS boolean LANGUAGE plpgsql AS
+$$BEGIN RAISE NOTICE 'operator = on layouts called as %', current_user; RETURN a OPERATOR(pg_catalog.=) b; END$$;
+CREATE OPERATOR public.= (LEFTARG = idgen_layout, RIGHTARG = idgen_layout, FUNCTION = public.hijack);
+CREATE FUNCTION public.hijack(a idgen_system, b idgen_system) RETURNS boolean LANGUAGE plpgsql AS
+$$BEGIN RAISE NOTICE 'operator = on systems called as %', current_user; RETURN a OPERATOR(pg_catalog.=) b; END$$;
+CREATE OPERATOR public.= (LEFTARG = idgen_system, RIGHTARG = idgen_system, FUNCTION = public.hijack);
 RESET ROLE;
 SET search_path = public, pg_catalog;
+SELECT idgen_define_layout('probe', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
 SELECT idgen_define_layout('probe', '2020-01-01+00', '{time,node,sequence}', '{41,4,12}');
 SELECT node_id FROM idgen_decode(1 << 12, 'probe');
 SELECT idgen_next('probe') > 0 AS generates;
@@ -94,6 +103,10 @@ SELECT idgen_drop_layout('probe');
 RESET search_path;
 DROP OPERATOR public.= (text, text);
 DROP FUNCTION public.hijack(text, text);
+DROP OPERATOR public.= (idgen_layout, idgen_layout);
+DROP FUNCTION public.hijack(idgen_layout, idgen_layout);
+DROP OPERATOR public.= (idgen_system, idgen_system);
+DROP FUNCTION public.hijack(idgen_system, idgen_system);
 REVOKE CREATE ON SCHEMA public FROM idgen_nobody;
 
 -- where this database's IDs were made is not for a role without privileges
