@@ -45,10 +45,16 @@ system('cp', $old->data_dir . '/idgen_hwm', $new->data_dir . '/idgen_hwm') == 0 
 $new->start;
 my $new_sys = system_identifier($new);
 # The first transactions that generate roll back (one whole, one to a
-# savepoint): the row goes with them, and the session adds it again.
+# savepoint, one whole after its savepoint was released): the row goes with
+# them, and the session adds it again.
 $new->safe_psql('postgres', q(
 	BEGIN;
 	SELECT idgen_next();
+	ROLLBACK;
+	BEGIN;
+	SAVEPOINT s;
+	SELECT idgen_next();
+	RELEASE s;
 	ROLLBACK;
 	BEGIN;
 	SAVEPOINT s;
