@@ -32,7 +32,10 @@ class Applying:
         self.clusters[op["c"]]["dbs"][op["db"]]["layouts"][op["name"]] = {
             "epoch": op["epoch"], "family": op["family"]}
 
-    apply_redefine = apply_define
+    def apply_redefine(self, op):
+        self.apply_define(op)
+        if op.get("racing"):
+            self.apply_define(dict(op, **op["racing"]))
 
     def apply_drop(self, op):
         self.clusters[op["c"]]["dbs"][op["db"]]["layouts"].pop(op["name"], None)

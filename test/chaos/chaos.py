@@ -201,6 +201,9 @@ def summary(world, seed, steps, seconds, ops):
         print("refusals and expected errors (not violations):")
         for msg, n in world.refusals.most_common(20):
             print("  %6d  %s" % (n, msg))
+    if world.hostile_checked:
+        print("databases that ran hostile sessions, no operator of theirs called: %d times"
+              % world.hostile_checked)
     if world.handovers:
         print("a leased node id generated under by another server than before (times, per layout): %d"
               % world.handovers)

@@ -7,9 +7,10 @@ import copy
 import datetime
 import random
 
-from layouts import BUILTIN, FAMILIES, NAMES
-from params import (ADOPT_AFTER, ADOPT_KEYS, CROWD, CURRENT, EDGE_NODES, HOLD_MS, MAX_CLUSTERS,
-                    MAX_NODE_SETTING, OFFSETS, SETTING_CHOICES, SHARD_AT, STANDBY_OFFSETS, THROUGH_FAMILIES)
+from layouts import BUILTIN, ENDING, EPOCHS, FAMILIES, NAMES
+from params import (ADOPT_AFTER, ADOPT_KEYS, CROWD, CURRENT, EDGE_NODES, HOLD_MS, HOSTILE_CLIENTS,
+                    HOSTILE_DEFINES, MAX_CLUSTERS, MAX_NODE_SETTING, OFFSETS, SETTING_CHOICES, SHARD_AT,
+                    RACING, STANDBY_OFFSETS, THROUGH_FAMILIES, TX_CLIENTS)
 
 
 class Choices:
@@ -35,6 +36,8 @@ class Choices:
         op = dict(op="redefine", c=c, db=db, held=self.r.random() < 0.3, **self.layout_spec(name))
         if op["held"]:
             op["through"] = list(THROUGH_FAMILIES)
+        else:
+            self.maybe_racing(op)
         if self.r.random() < 0.5:
             # Applications keep generating across a DBA's change: a burst in
             # the name before it (borrowing ahead of the clock) and after it.
@@ -42,6 +45,15 @@ class Choices:
             self.queue += [op, self.burst_in(c, db, name, 300)]
             return before
         return op
+
+    def maybe_racing(self, op):
+        """A third of the time (drawn from a stream of its own), another
+        name is defined at once in a transaction that races op's
+        (redefines.py)."""
+        side = self.side_stream("/racing %d" % self.steps)
+        if side.random() < RACING:
+            op["racing"] = {"name": side.choice([n for n in NAMES if n != op["name"]]),
+                            "epoch": side.choice(EPOCHS), "family": side.choice(list(range(ENDING)) + [0, 1])}
 
     def burst_in(self, c, db, name, m):
         clients = [{"c": c, "db": db, "calls": [["next", name, 1, m]]} for _ in range(2)]
@@ -121,6 +133,27 @@ class Choices:
         column = side.choice(["bigserial", "identity"] + (["serial"] if keys == "sequence" else []))
         op["adopt"] = {"c": c, "db": side.choice(dbs), "table": self.new_name("chaos_adopt"),
                        "keys": keys, "column": column, "rows": 200}
+
+    def session_forms(self, op):
+        """Now and then (drawn from a stream of its own), a burst's client,
+        or the session that defines or drops layouts, runs with a schema
+        first in its search_path whose operators shadow pg_catalog's
+        (hostile.py): idgen's own queries must not call them.  And a
+        client makes each call in a transaction of its own, inside a
+        savepoint it releases, the transaction then committed or rolled
+        back: what a call records in the transaction (this server's row of
+        idgen_system, the first time a database generates here) goes with
+        the transaction, not with the savepoint.  Not where a synchronous
+        standby is cut off: a commit would wait for it."""
+        side = self.side_stream("/sessions %d" % self.steps)
+        for cl in op.get("clients", []) if op["op"] == "burst" else []:
+            if side.random() < HOSTILE_CLIENTS:
+                cl["hostile"] = True
+            if side.random() < TX_CLIENTS and not cl.get("timeout_ms"):
+                cl["tx"] = {"isolation": side.choice(["READ COMMITTED", "REPEATABLE READ"]),
+                            "end": side.choice(["COMMIT", "ROLLBACK"])}
+        if op["op"] in ("redefine", "drop", "define_many") and side.random() < HOSTILE_DEFINES:
+            op["hostile"] = True
 
     def polled_back(self, c, op):
         """Now and then (drawn from a stream of its own), a restart of a

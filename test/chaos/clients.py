@@ -8,7 +8,7 @@ import time
 
 import psycopg2
 
-from params import CURRENT
+from params import CURRENT, HOSTILE_PATH
 
 LOST = "connection lost"
 
@@ -61,31 +61,48 @@ def run_client(clusters, spec, out, pids, index):
     cl = clusters[spec["c"]]
     base = {"c": spec["c"], "db": spec["db"]}
     try:
-        conn = cl.connect(spec["db"], spec.get("timeout_ms", 30000))
+        conn = cl.connect(spec["db"], spec.get("timeout_ms", 30000),
+                          HOSTILE_PATH if spec.get("hostile") else None)
     except psycopg2.Error as e:
         out.append(dict(base, call=None, error=normalize(str(e))))
         return
     base["conn_ms"] = now_ms()
     pids[index] = conn.get_backend_pid()
+    tx = spec.get("tx")
     try:
         for call in spec["calls"]:
             res = dict(base, call=call, text=call_sql(call), ids=[], error=None)
             res["t0"] = now_ms()
             try:
                 with conn.cursor() as cur:
+                    if tx:
+                        cur.execute("BEGIN ISOLATION LEVEL %s; SAVEPOINT chaos" % tx["isolation"])
                     cur.execute(res["text"])
                     text = cur.fetchone()[0]
-                res["t1"] = now_ms()
+                    res["t1"] = now_ms()
+                    if tx:
+                        cur.execute("RELEASE chaos; " + tx["end"])
                 res["ids"] = parse_ids(call, text)
             except psycopg2.Error as e:
-                res["t1"] = now_ms()
+                res["t1"] = res.get("t1", now_ms())
                 code = e.pgcode or LOST
                 res["error"] = (code, str(e))
+                end_transaction(conn, tx)
             out.append(res)
             if res["error"] and (res["error"][0] == LOST or conn.closed):
                 break
     finally:
         conn.close()
+
+
+def end_transaction(conn, tx):
+    """After an error inside a client's transaction (tx), it ends."""
+    if tx and not conn.closed:
+        try:
+            with conn.cursor() as cur:
+                cur.execute("ROLLBACK")
+        except psycopg2.Error:
+            pass
 
 
 def run_clients(clusters, clients, kill, serial=False):

@@ -253,15 +253,17 @@ class Cluster:
                     raise
                 time.sleep(0.1)
 
-    def connect(self, db, timeout_ms=30000):
+    def connect(self, db, timeout_ms=30000, search_path=None):
+        options = "-c statement_timeout=%d" % timeout_ms
+        if search_path:
+            options += " -c search_path=%s" % search_path
         conn = psycopg2.connect(host=self.dir, port=5432, dbname=db, user="postgres",
-                                connect_timeout=10,
-                                options="-c statement_timeout=%d" % timeout_ms)
+                                connect_timeout=10, options=options)
         conn.autocommit = True
         return conn
 
-    def query(self, db, sql, args=None):
-        conn = self.connect(db)
+    def query(self, db, sql, args=None, search_path=None):
+        conn = self.connect(db, search_path=search_path)
         try:
             with conn.cursor() as cur:
                 cur.execute(sql, args)

@@ -7,7 +7,7 @@ import datetime
 
 from layouts import EPOCHS
 from params import (CURRENT, DAY_MS, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, MAX_NODE_SETTING,
-                    NODE_IDS, SETTING_CHOICES)
+                    NODE_IDS, RELEASED, SETTING_CHOICES)
 
 
 class Drills:
@@ -346,10 +346,12 @@ class Drills:
             ahead = dict(ahead, clock_offset_ms=ahead["clock_offset_ms"] + 6000 * (what == "db"))
             made = self.on(refused, new)
             if what == "db":
-                # one session, whose first transaction rolls back: the row of
-                # idgen_system the new cluster added for itself then it must add again
+                # one session, whose first transaction rolls back after a
+                # savepoint around its IDs was released: the row of
+                # idgen_system the new cluster added for itself then goes with
+                # the transaction, and it must add it again
                 made = {"op": "outbox", "c": new, "db": db,
-                        "writers": [[[1, 0, "ROLLBACK"]] + [[5, 0, "COMMIT"]] * 3]}
+                        "writers": [[[1, 0, RELEASED]] + [[5, 0, "COMMIT"]] * 3]}
             ops = [reload, first, {"op": "upgrade", "c": c, "new": new, "set": ahead},
                    made, move, self.on(refused, c)]
             new, other_after, outbox = c, None, outbox and dict(outbox, c=c)

@@ -97,7 +97,10 @@ class GenDrills:
     def drill_clock_back(self):
         """decimal19's one shared state per server (ten IDs a millisecond)
         far ahead of the clock, then the clock half a second back, a session
-        held open across the step (do_reload)."""
+        held open across the step (do_reload).  An outbox polled before the
+        step, and written at once after it: its writers' clocks are behind
+        the horizons returned, and their first IDs must still come above
+        them (outbox invariant 4)."""
         c, db = self.pick_db()
         if c is None:
             return None
@@ -107,7 +110,7 @@ class GenDrills:
                     "clients": [{"c": c, "db": db, "calls": [["next", "decimal19", 1, 3000]]}
                                 for _ in range(2)]}
         back = {"op": "reload", "c": c, "set": dict(s, clock_offset_ms=s["clock_offset_ms"] - 500), "held": db}
-        self.queue += [back, burst()]
+        self.queue += [op for op in (self.outbox_in(c, db), back, self.outbox_in(c, db), burst()) if op]
         return burst()
 
     def drill_epoch_twins(self):

@@ -141,6 +141,16 @@ def restored(back, rows, where):
                         " CHECK reads layout chk through a SQL function" % (where, back, rows))
 
 
+def layouts_saved(unsaved, stale, where):
+    """The copy of idgen_layout that a dump restores before any table's
+    data (idgen_layouts_saved()) holds the table's rows after every change,
+    however the changes raced (docs/guarantees.md, Restoring what reads a
+    layout): the rows it lacks, and those it holds that the table does not."""
+    if unsaved or stale:
+        raise Violation("layouts unsaved", None, "%s: idgen_layouts_saved() lacks %s and holds %s"
+                        % (where, unsaved or "none of the table's rows", stale or "no other"))
+
+
 def stats_mismatch(expected, counted, unknown, at_most=False):
     """The first layout whose idgen_stats.ids differs from the IDs handed
     out (with at_most, exceeds them), as (layout, expected, counted), or
@@ -236,3 +246,13 @@ def adopt_admitted(largest, low, why, where):
     if low is None or low <= largest:
         raise Violation("adopt admitted", None, "%s admitted keys up to %d, though %s" % (
             where, largest, why if low is None else "the new default then made %d" % low))
+
+
+# -- what idgen runs in a caller's session
+def no_user_code(calls, where):
+    """docs/guarantees.md, Privileges: idgen's queries name pg_catalog's
+    operators, so that a schema ahead of it in the caller's search_path
+    cannot run its own inside idgen, with the caller's rights."""
+    if calls:
+        raise Violation("user operator called", None, "%s: an operator of a schema in the session's"
+                        " search_path ran %d times inside idgen" % (where, calls))

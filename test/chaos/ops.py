@@ -20,8 +20,8 @@ from etcd_drills import ETCD_DRILLS, EtcdDrills, draws_etcd
 from gen_drills import GenDrills
 from layouts import ENDING, EPOCHS
 from lease_drills import LeaseDrills
-from params import (ALL_DRILLS, CURRENT, DBS, DRILLS, LATER_DRILLS, LEASE_DRILLS, LEASE_S, MAX_MARKS,
-                    NODE_IDS, REGISTRY_DRILLS, WEIGHTS)
+from params import (ALL_DRILLS, CURRENT, DBS, DRILLS, HOSTILE_PATH, LATER_DRILLS, LEASE_DRILLS, LEASE_S,
+                    MAX_MARKS, NODE_IDS, REGISTRY_DRILLS, WEIGHTS)
 
 
 def describe(op):
@@ -31,7 +31,7 @@ def describe(op):
         parts = []
         for i, cl in enumerate(op["clients"]):
             calls = ", ".join(call_text(c) for c in cl["calls"])
-            parts.append("client %d on %s/%s: %s" % (i, cl["c"], cl["db"], calls))
+            parts.append("client %d on %s/%s%s: %s" % (i, cl["c"], cl["db"], session_text(cl), calls))
         if op.get("serial"):
             parts.append("one client after another")
         kill = op.get("kill")
@@ -47,6 +47,14 @@ def describe(op):
         return "burst: " + "; ".join(parts)
     rest = {k: v for k, v in op.items() if k != "op"}
     return "%s %s" % (kind, " ".join("%s=%s" % (k, v) for k, v in rest.items()))
+
+
+def session_text(cl):
+    """A client's session form (Choices.session_forms), if any."""
+    forms = (["search_path %s" % HOSTILE_PATH] if cl.get("hostile") else []) + \
+        (["each call in a %(isolation)s transaction, a savepoint released, then %(end)s" % cl["tx"]]
+         if cl.get("tx") else [])
+    return " (%s)" % "; ".join(forms) if forms else ""
 
 
 def call_text(call):
@@ -138,10 +146,12 @@ class Model(Choices, Drills, GenDrills, LeaseDrills, EtcdDrills, Applying):
             self.drill_at = self.steps + self.r.randint(1, 5)
             if op is not None:
                 self.apply(op)
+                self.session_forms(op)
                 return op
         op = self.queue.pop(0) if self.queue else self.choose()
         self.apply(op)
         self.maybe_adopt(op)
+        self.session_forms(op)
         return op
 
     def primaries(self):

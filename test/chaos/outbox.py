@@ -14,6 +14,7 @@ import psycopg2
 
 from clients import LOST, normalize, now_ms
 from invariants import Violation, horizon_kept, none_missed, read_once, unique
+from params import RELEASED
 
 # A built-in layout, so that no op drops or redefines it under the poller.
 NAMED_HORIZON = "twitter"
@@ -237,7 +238,8 @@ def poll_once(conn, poller, step, where, refusals):
 def write_outbox(cl, db, index, txns, out):
     """One writer: each transaction inserts rows, holds its IDs for a while,
     inserts one more, and commits, rolls back, or prepares and, after the
-    same while (the poller polls), commits the prepared transaction."""
+    same while (the poller polls), commits the prepared transaction; or
+    (RELEASED) makes its rows in a savepoint, releases it and rolls back."""
     base = {"c": cl.name, "db": db}
     try:
         conn = cl.connect(db)
@@ -248,7 +250,7 @@ def write_outbox(cl, db, index, txns, out):
         for k, (rows, hold_ms, end) in enumerate(txns):
             with conn.cursor() as cur:
                 try:
-                    cur.execute("BEGIN")
+                    cur.execute("BEGIN" + ("; SAVEPOINT w" if end == RELEASED else ""))
                     insert_rows(cur, base, sql, rows, out)
                     if hold_ms:
                         cur.execute("SELECT pg_sleep(%s)", (hold_ms / 1000.0,))
@@ -257,7 +259,7 @@ def write_outbox(cl, db, index, txns, out):
                         commit_prepared(cur, "chaos_%d_%d_%d" % (conn.get_backend_pid(), index, k),
                                         max(hold_ms, 50))
                     else:
-                        cur.execute(end)
+                        cur.execute("RELEASE w; ROLLBACK" if end == RELEASED else end)
                 except psycopg2.Error:
                     if conn.closed:
                         return

@@ -88,3 +88,19 @@ FILL_BITS = [4, 5, 6, 7, 8]     # 8 leaves 4 worker ids a node: bursts share one
 STATE_LAYOUTS = 1100
 STATE_FAMILY = 1
 STATE_NODE_BITS = 6
+# A schema whose operators shadow pg_catalog's, first in the search_path of
+# some sessions (hostile.py): of a burst's clients, and of the sessions that
+# define or drop layouts, these shares.
+HOSTILE_SCHEMA = "chaos_hostile"
+HOSTILE_PATH = HOSTILE_SCHEMA + ",pg_catalog,public"
+HOSTILE_CLIENTS = 0.25
+HOSTILE_DEFINES = 0.5
+# Of a burst's clients, this share makes each call in a transaction of its
+# own, inside a savepoint released, then committed or rolled back.
+TX_CLIENTS = 0.25
+# Of the redefinitions without a held session, this share races another
+# name's, defined in a transaction of its own at once (redefines.py).
+RACING = 0.33
+# An outbox transaction's end (outbox.write_outbox): its rows made in a
+# savepoint, released, then the transaction rolled back.
+RELEASED = "RELEASE, ROLLBACK"

@@ -27,6 +27,7 @@ from outbox import Outbox
 from redefines import Redefines
 from params import CURRENT, DBS
 from etcd_ops import EtcdRegistry
+from hostile import Hostile
 from registry import Registry
 from restores import Restores
 from standbys import Standbys
@@ -47,7 +48,8 @@ PAST_WAIT_MS = 60000
 UUIDV7_CALL = ("uuidv7", None, 1, 100)
 
 
-class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Redefines, Registry, Restores, Standbys):
+class World(Adopts, Bursts, EtcdRegistry, Hostile, Leases, Outbox, Redefines, Registry, Restores,
+            Standbys):
     def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
         self.ignore = set(ignore)
@@ -74,6 +76,7 @@ class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Redefines, Registry, R
         self.receivers = {}         # standby -> the pid SIGSTOPped to cut it off: its walreceiver's,
         self.senders = set()        # or, for these, its primary's walsender's
         self.handovers = 0          # IDs made under a node id another server made IDs under
+        self.hostile_checked = 0    # databases checked after an op with a hostile session
         # (group, leased node id, node_bits) -> {server: largest ID it made under it}
         self.lease_tops = collections.defaultdict(dict)
         self.holder = {}            # leased node id -> (server seen holding it, step)
@@ -149,6 +152,9 @@ class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Redefines, Registry, R
             self.skipped += 1
         elif op["op"] == "burst" and {"full", "states"} & {op.get("drill"), op.get("part")}:
             self.note_capacity(op["clients"][0]["c"])
+        if done is not False:
+            self.check_hostile(op)
+            self.check_saved(op)
         for c in list(self.clusters):
             self.check_log(c)
         if op["op"] in LEASE_CHECK_AFTER:
@@ -264,7 +270,7 @@ class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Redefines, Registry, R
             op["db"], "SELECT count(idgen_define_layout(%s || i, %s::timestamptz, %s::text[], "
                       "%s::int[], %s::interval, %s)) FROM generate_series(1, %s) i",
             (op["prefix"], op["epoch"] + " 00:00:00+00", list(fields), list(widths), unit, radix,
-             op["count"]))
+             op["count"]), self.search_path(op))
 
     def do_pause(self, op):
         """Nothing happens a while (the pollers poll after it); with
@@ -295,6 +301,7 @@ class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Redefines, Registry, R
         cl = self.clusters[op["c"]]
         cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
         cl.query(op["db"], create_extension(op["version"]))
+        self.plant_hostile(op["c"], op["db"])
 
     def do_dropdb(self, op):
         if not self.live(op["c"]):
@@ -319,12 +326,12 @@ class World(Adopts, Bursts, EtcdRegistry, Leases, Outbox, Redefines, Registry, R
         if not self.live(op["c"]):
             return False
         sql, args = self.define_sql(op)
-        self.clusters[op["c"]].query(op["db"], sql, args)
+        self.clusters[op["c"]].query(op["db"], sql, args, self.search_path(op))
 
     def do_drop(self, op):
         if not self.live(op["c"]):
             return False
-        self.clusters[op["c"]].query(op["db"], "SELECT idgen_drop_layout(%s)", (op["name"],))
+        self.clusters[op["c"]].query(op["db"], "SELECT idgen_drop_layout(%s)", (op["name"],), self.search_path(op))
 
     def do_ext_recreate(self, op):
         if not self.live(op["c"]):
