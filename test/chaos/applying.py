@@ -32,10 +32,7 @@ class Applying:
         self.clusters[op["c"]]["dbs"][op["db"]]["layouts"][op["name"]] = {
             "epoch": op["epoch"], "family": op["family"]}
 
-    def apply_redefine(self, op):
-        self.apply_define(op)
-        if op.get("racing"):
-            self.apply_define(dict(op, **op["racing"]))
+    apply_redefine = apply_define
 
     def apply_drop(self, op):
         self.clusters[op["c"]]["dbs"][op["db"]]["layouts"].pop(op["name"], None)

@@ -8,12 +8,16 @@ import collections
 import psycopg2
 
 from clients import LOST, normalize, run_clients
-from invariants import (above, connection_kept, counted, in_time, increasing, known_layout,
-                        no_internal_error, right_node, right_shard, sole_holder, unique)
+from invariants import (above, connection_kept, counted, decoded_alike, hidden, in_time, increasing,
+                        known_layout, no_internal_error, right_node, right_shard, sole_holder, unique)
 from layouts import HWM_STEP_MS, Layout, builtin, default_layout, epoch_date_ms, node_problem, shard_range
 from params import DBS, MAX_NODE_SETTING
 
 SLACK_MS = 50
+# idgen's reading of IDs, each in its layout (idgen's own by its name), in order
+DECODE_SQL = ("SELECT (extract(epoch FROM d.ts) * 1000)::bigint, d.node_id "
+              "FROM unnest(%s::bigint[], %s::text[]) WITH ORDINALITY AS u(id, layout, k), "
+              "LATERAL idgen_decode(u.id, u.layout) d ORDER BY u.k")
 
 
 class Bursts:
@@ -54,6 +58,7 @@ class Bursts:
         for c, group, node, bits, top in self.late:
             self.lineage[c].frontier.add(group, node, bits, top)
         self.late = []
+        self.check_decode(results, killed)
         for c in sorted({cl["c"] for cl in clients}):
             self.stats_check(c)
 
@@ -138,6 +143,12 @@ class Bursts:
 
     def check_call(self, res, view, killed):
         func, layout_name = res["call"][0], res["call"][1]
+        if func == "spy":
+            if res["error"] is None:
+                hidden(res["ids"][0], "%s/%s: %s" % (res["c"], res["db"], res["text"]))
+            else:
+                self.note_error(res, killed)
+            return
         self.count_call(res)
         if res["error"] is not None:
             self.note_error(res, killed)
@@ -171,6 +182,29 @@ class Bursts:
             lin.newest = max(lin.newest, values["time"] + layout.tick_ms)
         self.check_frontier(res, layout, view, where)
         self.checked[(func, layout.name)] += len(res["ids"])
+        res["layout"] = layout
+
+    def check_decode(self, results, killed):
+        """idgen_decode() reads the first ID of each call as the checker's
+        own decoder does (invariant 2): the start of its tick, and its node
+        where the layout has a node field.  Not on a server the burst
+        killed, whose settings may have changed with its restart."""
+        firsts = collections.defaultdict(list)      # (server, database) -> [(ID, layout)]
+        for res in results:
+            if res.get("layout") is not None and res["c"] != killed and self.live(res["c"]):
+                firsts[(res["c"], res["db"])].append((res["ids"][0], res["layout"]))
+        for (c, db), pairs in sorted(firsts.items()):
+            try:
+                rows = self.clusters[c].query(db, DECODE_SQL, ([i for i, _ in pairs],
+                                                               [lay.name for _, lay in pairs]))
+            except psycopg2.Error as e:
+                if e.pgcode != "42883":         # 1.0 has no idgen_decode(id, layout)
+                    raise
+                continue
+            for (ident, layout), (ms, node) in zip(pairs, rows):
+                ours = layout.decode(ident)
+                decoded_alike(ident, layout.name, (ours["time"], ours.get("node")),
+                              (ms, node if layout.has("node") else None), "%s/%s" % (c, db))
 
     def check_frontier(self, res, layout, view, where):
         """IDs of this run above every ID of the lineage's earlier runs that

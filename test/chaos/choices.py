@@ -10,7 +10,8 @@ import random
 from layouts import BUILTIN, ENDING, EPOCHS, FAMILIES, NAMES
 from params import (ADOPT_AFTER, ADOPT_KEYS, CROWD, CURRENT, EDGE_NODES, HOLD_MS, HOSTILE_CLIENTS,
                     HOSTILE_DEFINES, MAX_CLUSTERS, MAX_NODE_SETTING, OFFSETS, SETTING_CHOICES, SHARD_AT,
-                    RACING, STANDBY_OFFSETS, THROUGH_FAMILIES, TX_CLIENTS)
+                    RACING, SPY_BURSTS, STANDBY_OFFSETS, STRANGER, THROUGH_FAMILIES,
+                    TX_CLIENTS)
 
 
 class Choices:
@@ -36,8 +37,6 @@ class Choices:
         op = dict(op="redefine", c=c, db=db, held=self.r.random() < 0.3, **self.layout_spec(name))
         if op["held"]:
             op["through"] = list(THROUGH_FAMILIES)
-        else:
-            self.maybe_racing(op)
         if self.r.random() < 0.5:
             # Applications keep generating across a DBA's change: a burst in
             # the name before it (borrowing ahead of the clock) and after it.
@@ -45,15 +44,6 @@ class Choices:
             self.queue += [op, self.burst_in(c, db, name, 300)]
             return before
         return op
-
-    def maybe_racing(self, op):
-        """A third of the time (drawn from a stream of its own), another
-        name is defined at once in a transaction that races op's
-        (redefines.py)."""
-        side = self.side_stream("/racing %d" % self.steps)
-        if side.random() < RACING:
-            op["racing"] = {"name": side.choice([n for n in NAMES if n != op["name"]]),
-                            "epoch": side.choice(EPOCHS), "family": side.choice(list(range(ENDING)) + [0, 1])}
 
     def burst_in(self, c, db, name, m):
         clients = [{"c": c, "db": db, "calls": [["next", name, 1, m]]} for _ in range(2)]
@@ -144,7 +134,8 @@ class Choices:
         back: what a call records in the transaction (this server's row of
         idgen_system, the first time a database generates here) goes with
         the transaction, not with the savepoint.  Not where a synchronous
-        standby is cut off: a commit would wait for it."""
+        standby is cut off: a commit would wait for it.  And a redefinition
+        without a held session, now and then, races another's."""
         side = self.side_stream("/sessions %d" % self.steps)
         for cl in op.get("clients", []) if op["op"] == "burst" else []:
             if side.random() < HOSTILE_CLIENTS:
@@ -152,8 +143,18 @@ class Choices:
             if side.random() < TX_CLIENTS and not cl.get("timeout_ms"):
                 cl["tx"] = {"isolation": side.choice(["READ COMMITTED", "REPEATABLE READ"]),
                             "end": side.choice(["COMMIT", "ROLLBACK"])}
+        if op["op"] == "burst" and op["clients"] and side.random() < SPY_BURSTS:
+            first = op["clients"][0]
+            op["clients"].append({"c": first["c"], "db": first["db"], "role": STRANGER,
+                                  "calls": [["spy", None, 1, 50]]})
         if op["op"] in ("redefine", "drop", "define_many") and side.random() < HOSTILE_DEFINES:
             op["hostile"] = True
+        if op["op"] == "redefine" and not op.get("held") and side.random() < RACING:
+            # another name defined at once, in a transaction that races op's
+            # (redefines.py); the model learns it as it learnt op
+            op["racing"] = {"name": side.choice([n for n in NAMES if n != op["name"]]),
+                            "epoch": side.choice(EPOCHS), "family": side.choice(list(range(ENDING)) + [0, 1])}
+            self.apply_define(dict(op, **op["racing"]))
 
     def polled_back(self, c, op):
         """Now and then (drawn from a stream of its own), a restart of a

@@ -29,6 +29,11 @@ SQL = {
     "uuidv7": "SELECT string_agg(replace(idgen_uuidv7()::text, '-', ''), ',') FROM generate_series(1, {m})",
     # a session idle between its calls, m ms
     "sleep": "SELECT pg_sleep({m} / 1000.0)::text",
+    # a role without privileges, m ms into the burst, counts the rows of
+    # idgen_workers that show it more than a worker id (hostile.py)
+    "spy": "SELECT pg_sleep({m} / 1000.0)::text || count(*) FROM idgen_workers "
+           "WHERE pid IS NOT NULL OR claimed_at IS NOT NULL OR last_ts IS NOT NULL "
+           "OR ids_issued IS NOT NULL OR clock_waits IS NOT NULL",
 }
 
 
@@ -47,6 +52,8 @@ def call_sql(call):
 
 def parse_ids(call, text):
     func, n = call[0], call[2]
+    if func == "spy":
+        return [int(text)]
     if not text:
         return []
     if func in ("objectid", "uuidv7"):
@@ -68,6 +75,15 @@ def run_client(clusters, spec, out, pids, index):
         return
     base["conn_ms"] = now_ms()
     pids[index] = conn.get_backend_pid()
+    if spec.get("role"):
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SET ROLE %s" % spec["role"])
+        except psycopg2.Error as e:
+            # a cluster made by a restore, which has no such role
+            out.append(dict(base, call=spec["calls"][0], text="SET ROLE", ids=[], error=(e.pgcode, str(e))))
+            conn.close()
+            return
     tx = spec.get("tx")
     try:
         for call in spec["calls"]:

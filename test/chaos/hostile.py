@@ -7,7 +7,11 @@ its calls in a sequence, which no rollback undoes: after such an op the
 count must still be untouched."""
 
 from invariants import no_user_code
-from params import HOSTILE_PATH, HOSTILE_SCHEMA as SCHEMA
+from params import HOSTILE_PATH, HOSTILE_SCHEMA as SCHEMA, STRANGER
+
+# The role of the burst's spies (Choices.session_forms), once per server.
+STRANGER_SQL = ("DO $r$BEGIN CREATE ROLE %s; EXCEPTION WHEN duplicate_object THEN NULL; END$r$"
+                % STRANGER)
 
 # the types idgen's own queries compare, and the row type of its layouts
 TYPES = ["text", "name", "oid", '"char"', "int4", "int8", "bool", "timestamptz", "interval", "regclass",
@@ -44,6 +48,7 @@ $plant$""" % {"s": SCHEMA, "types": "ARRAY[%s]" % ", ".join("'%s'" % t for t in 
 class Hostile:
     def plant_hostile(self, c, db):
         self.clusters[c].query(db, PLANT)
+        self.clusters[c].query(db, STRANGER_SQL)
 
     @staticmethod
     def search_path(op):

@@ -61,6 +61,16 @@ def in_time(t, lo, hi, label, shown, ident, where):
                         % (shown % ident, where, fmt_ms(t), fmt_ms(lo), fmt_ms(hi)))
 
 
+def decoded_alike(ident, label, ours, idgens, where):
+    """idgen_decode() reads an ID as README describes its layout, as the
+    checker's decoder does: (the Unix ms its tick starts at, its node or
+    None)."""
+    if ours != idgens:
+        raise Violation("wrong decode", label, "%s: idgen_decode(%d, '%s') gives time %s and node %s; the"
+                        " layout says %s and %s" % (where, ident, label, fmt_ms(idgens[0]), idgens[1],
+                                                    fmt_ms(ours[0]), ours[1]))
+
+
 def right_node(problem, label, shown, ident, where):
     """An ID decodes to its server's node id (problem: how it does not,
     or None), with the definition its database had when it was made."""
@@ -256,3 +266,12 @@ def no_user_code(calls, where):
     if calls:
         raise Violation("user operator called", None, "%s: an operator of a schema in the session's"
                         " search_path ran %d times inside idgen" % (where, calls))
+
+
+def hidden(shown, where):
+    """docs/guarantees.md, A role without privileges: idgen_workers shows
+    it no more of other roles' sessions than pg_stat_activity does, their
+    worker ids, not their pids, times or counts."""
+    if shown:
+        raise Violation("shown to a stranger", None, "%s: a role without privileges saw the pid, times or"
+                        " counts of %d worker ids of other sessions" % (where, shown))

@@ -51,7 +51,8 @@ def describe(op):
 
 def session_text(cl):
     """A client's session form (Choices.session_forms), if any."""
-    forms = (["search_path %s" % HOSTILE_PATH] if cl.get("hostile") else []) + \
+    forms = (["as %s" % cl["role"]] if cl.get("role") else []) + \
+        (["search_path %s" % HOSTILE_PATH] if cl.get("hostile") else []) + \
         (["each call in a %(isolation)s transaction, a savepoint released, then %(end)s" % cl["tx"]]
          if cl.get("tx") else [])
     return " (%s)" % "; ".join(forms) if forms else ""
@@ -63,6 +64,8 @@ def call_text(call):
     func, m = call[0], call[3]
     if func == "sleep":
         return "pg_sleep(%g)" % (m / 1000.0)
+    if func == "spy":
+        return "idgen_workers read %d ms in" % m
     args = call_args(call[:4]) + (["shard %s" % call[4]] if len(call) > 4 else [])
     name = {"next": "idgen_next", "batch": "idgen_next_batch", "block": "idgen_next_block",
             "objectid": "objectid", "uuidv7": "idgen_uuidv7"}[func]

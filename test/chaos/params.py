@@ -98,9 +98,15 @@ HOSTILE_DEFINES = 0.5
 # Of a burst's clients, this share makes each call in a transaction of its
 # own, inside a savepoint released, then committed or rolled back.
 TX_CLIENTS = 0.25
-# Of the redefinitions without a held session, this share races another
-# name's, defined in a transaction of its own at once (redefines.py).
-RACING = 0.33
+# Of the redefinitions without a held session (the drills' too), this share
+# races another name's, defined in a transaction of its own at once
+# (redefines.py).
+RACING = 0.5
 # An outbox transaction's end (outbox.write_outbox): its rows made in a
 # savepoint, released, then the transaction rolled back.
 RELEASED = "RELEASE, ROLLBACK"
+# A role without privileges, made with every database of a server
+# (hostile.py), and the share of bursts in which a client of that role, 50 ms
+# in, reads idgen_workers while the others generate.
+STRANGER = "chaos_stranger"
+SPY_BURSTS = 0.2

@@ -178,6 +178,7 @@ class World(Adopts, Bursts, EtcdRegistry, Hostile, Leases, Outbox, Redefines, Re
         for db in op.get("dbs", []):
             cl.query("postgres", 'CREATE DATABASE "%s"' % db)
             cl.query(db, create_extension(CURRENT))
+            self.plant_hostile(op["c"], db)
         if op["set"].get("lease"):
             # the lease stays visible whatever the ops do to db1-db3 (an
             # extension of 1.0 has no idgen_node_lease)
