@@ -8,8 +8,9 @@ import collections
 import psycopg2
 
 from clients import LOST, normalize, run_clients
-from invariants import (above, connection_kept, counted, decoded_alike, hidden, in_time, increasing,
-                        known_layout, no_internal_error, right_node, right_shard, sole_holder, unique)
+from invariants import (above, block_whole, connection_kept, counted, decoded_alike, hidden, in_time,
+                        increasing, known_layout, no_internal_error, right_node, right_shard, sole_holder,
+                        unique)
 from layouts import HWM_STEP_MS, Layout, builtin, default_layout, epoch_date_ms, node_problem, shard_range
 from params import DBS, MAX_NODE_SETTING
 
@@ -173,6 +174,10 @@ class Bursts:
         hi = max(lin.hi, res["t1"] + view["offset"]) + lin.lead + HWM_STEP_MS + layout.tick_ms + SLACK_MS
         where = "%s/%s %s (offset %d ms)" % (res["c"], res["db"], res["text"], view["offset"])
         shown = "%%d of %s" % layout.describe()
+        if func == "block":
+            n = res["call"][2]
+            for first in res["ids"][::n]:
+                block_whole(layout, first, n, where)
         for ident in res["ids"]:
             unique(seen, (ident,), self.step, layout.name, shown, where)
             values = layout.decode(ident)

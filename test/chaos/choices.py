@@ -8,7 +8,7 @@ import datetime
 import random
 
 from layouts import BUILTIN, ENDING, EPOCHS, FAMILIES, NAMES
-from params import (ADOPT_AFTER, ADOPT_KEYS, CROWD, CURRENT, EDGE_NODES, HOLD_MS, HOSTILE_CLIENTS,
+from params import (ADOPT_AFTER, ADOPT_KEYS, CROWD, CURRENT, EDGE_BLOCKS, EDGE_NODES, HOLD_MS, HOSTILE_CLIENTS,
                     HOSTILE_DEFINES, MAX_CLUSTERS, MAX_NODE_SETTING, OFFSETS, SETTING_CHOICES, SHARD_AT,
                     RACING, SPY_BURSTS, STANDBY_OFFSETS, STRANGER, THROUGH_FAMILIES,
                     TX_CLIENTS)
@@ -444,4 +444,18 @@ class Choices:
             call = [func, name, 1, r.choice([1, 20, 300, 3000])]
         if shards and r.random() < 0.6:
             call.append(r.choice(SHARD_AT))
-        return call
+        return self.edge_block(call, fields, widths, radix)
+
+    def edge_block(self, call, fields, widths, radix):
+        """Now and then (drawn from a stream of its own), a block past what
+        one may be: one more ID than the layout's sequence holds, or any
+        block where the sequence is not the lowest field (sonyflake's).
+        idgen refuses both; IDs of another tick or worker id would be a
+        block split (invariant 2)."""
+        self.edge_calls += 1
+        side = self.side_stream("/edge %d" % self.edge_calls)
+        if side.random() >= EDGE_BLOCKS:
+            return call
+        seq = radix ** widths[fields.index("sequence")]
+        n = seq + 1 if fields[-1] == "sequence" else side.choice([2, 16])
+        return ["block", call[1], n, 1] + call[4:]

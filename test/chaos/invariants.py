@@ -61,6 +61,16 @@ def in_time(t, lo, hi, label, shown, ident, where):
                         % (shown % ident, where, fmt_ms(t), fmt_ms(lo), fmt_ms(hi)))
 
 
+def block_whole(layout, first, n, where):
+    """README, idgen_next_block(): a block lies within one tick of one
+    worker id: its n integers differ in the sequence alone."""
+    a, b = layout.decode(first), layout.decode(first + n - 1)
+    split = sorted(f for f in a if f != "sequence" and a[f] != b[f])
+    if split or b["sequence"] - a["sequence"] != n - 1:
+        raise Violation("block split", layout.name, "%s: the block of %d from %d runs into another %s"
+                        % (where, n, first, " and ".join(split) or "sequence"))
+
+
 def decoded_alike(ident, label, ours, idgens, where):
     """idgen_decode() reads an ID as README describes its layout, as the
     checker's decoder does: (the Unix ms its tick starts at, its node or

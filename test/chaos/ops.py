@@ -82,6 +82,7 @@ class Model(Choices, Drills, GenDrills, LeaseDrills, EtcdDrills, Applying):
         self.clusters = {}
         self.used_nodes = set()
         self.serial = 0
+        self.edge_calls = 0         # calls drawn: Choices.edge_block's salt
         self.queue = self.setup_ops()
         # Every run has each drill early, however short it is.
         self.steps = 0

@@ -110,3 +110,6 @@ RELEASED = "RELEASE, ROLLBACK"
 # in, reads idgen_workers while the others generate.
 STRANGER = "chaos_stranger"
 SPY_BURSTS = 0.2
+# Of the calls drawn, this share is a block past what one may be
+# (Choices.edge_block).
+EDGE_BLOCKS = 0.2
