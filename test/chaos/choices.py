@@ -7,11 +7,9 @@ import copy
 import datetime
 import random
 
-from layouts import BUILTIN, ENDING, EPOCHS, FAMILIES, NAMES
-from params import (ADOPT_AFTER, ADOPT_KEYS, CROWD, CURRENT, EDGE_BLOCKS, EDGE_NODES, HOLD_MS, HOSTILE_CLIENTS,
-                    HOSTILE_DEFINES, MAX_CLUSTERS, MAX_NODE_SETTING, OFFSETS, SETTING_CHOICES, SHARD_AT,
-                    RACING, SPY_BURSTS, STANDBY_OFFSETS, STRANGER, THROUGH_FAMILIES,
-                    TX_CLIENTS)
+from layouts import BUILTIN, FAMILIES, NAMES
+from params import (CROWD, CURRENT, EDGE_NODES, HOLD_MS, MAX_CLUSTERS, MAX_NODE_SETTING, OFFSETS,
+                    SETTING_CHOICES, SHARD_AT, STANDBY_OFFSETS, THROUGH_FAMILIES)
 
 
 class Choices:
@@ -106,55 +104,6 @@ class Choices:
         the seed drew before as they were.  A salt (the step) sets apart
         draws between which the main stream may draw nothing (queued ops)."""
         return random.Random(str(self.r.getstate()) + salt)
-
-    def maybe_adopt(self, op):
-        """Now and then (drawn from a stream of its own), a burst ends with
-        idgen_adopt() on a new table of one of its databases (adopts.py),
-        which takes no step of the drills' schedule: a serial column holds
-        only a sequence's keys, which idgen_adopt() widens."""
-        side = self.side_stream("/adopt %d" % self.steps)
-        if op["op"] != "burst" or side.random() >= ADOPT_AFTER:
-            return
-        c = op["clients"][0]["c"]
-        dbs = self.dbs(c, CURRENT)
-        if not dbs:
-            return
-        keys = side.choice(ADOPT_KEYS)
-        column = side.choice(["bigserial", "identity"] + (["serial"] if keys == "sequence" else []))
-        op["adopt"] = {"c": c, "db": side.choice(dbs), "table": self.new_name("chaos_adopt"),
-                       "keys": keys, "column": column, "rows": 200}
-
-    def session_forms(self, op):
-        """Now and then (drawn from a stream of its own), a burst's client,
-        or the session that defines or drops layouts, runs with a schema
-        first in its search_path whose operators shadow pg_catalog's
-        (hostile.py): idgen's own queries must not call them.  And a
-        client makes each call in a transaction of its own, inside a
-        savepoint it releases, the transaction then committed or rolled
-        back: what a call records in the transaction (this server's row of
-        idgen_system, the first time a database generates here) goes with
-        the transaction, not with the savepoint.  Not where a synchronous
-        standby is cut off: a commit would wait for it.  And a redefinition
-        without a held session, now and then, races another's."""
-        side = self.side_stream("/sessions %d" % self.steps)
-        for cl in op.get("clients", []) if op["op"] == "burst" else []:
-            if side.random() < HOSTILE_CLIENTS:
-                cl["hostile"] = True
-            if side.random() < TX_CLIENTS and not cl.get("timeout_ms"):
-                cl["tx"] = {"isolation": side.choice(["READ COMMITTED", "REPEATABLE READ"]),
-                            "end": side.choice(["COMMIT", "ROLLBACK"])}
-        if op["op"] == "burst" and op["clients"] and side.random() < SPY_BURSTS:
-            first = op["clients"][0]
-            op["clients"].append({"c": first["c"], "db": first["db"], "role": STRANGER,
-                                  "calls": [["spy", None, 1, 50]]})
-        if op["op"] in ("redefine", "drop", "define_many") and side.random() < HOSTILE_DEFINES:
-            op["hostile"] = True
-        if op["op"] == "redefine" and not op.get("held") and side.random() < RACING:
-            # another name defined at once, in a transaction that races op's
-            # (redefines.py); the model learns it as it learnt op
-            op["racing"] = {"name": side.choice([n for n in NAMES if n != op["name"]]),
-                            "epoch": side.choice(EPOCHS), "family": side.choice(list(range(ENDING)) + [0, 1])}
-            self.apply_define(dict(op, **op["racing"]))
 
     def polled_back(self, c, op):
         """Now and then (drawn from a stream of its own), a restart of a
@@ -445,17 +394,3 @@ class Choices:
         if shards and r.random() < 0.6:
             call.append(r.choice(SHARD_AT))
         return self.edge_block(call, fields, widths, radix)
-
-    def edge_block(self, call, fields, widths, radix):
-        """Now and then (drawn from a stream of its own), a block past what
-        one may be: one more ID than the layout's sequence holds, or any
-        block where the sequence is not the lowest field (sonyflake's).
-        idgen refuses both; IDs of another tick or worker id would be a
-        block split (invariant 2)."""
-        self.edge_calls += 1
-        side = self.side_stream("/edge %d" % self.edge_calls)
-        if side.random() >= EDGE_BLOCKS:
-            return call
-        seq = radix ** widths[fields.index("sequence")]
-        n = seq + 1 if fields[-1] == "sequence" else side.choice([2, 16])
-        return ["block", call[1], n, 1] + call[4:]

@@ -16,6 +16,7 @@ from applying import Applying
 from clients import call_args
 from choices import Choices
 from drills import Drills
+from forms import Forms
 from etcd_drills import ETCD_DRILLS, EtcdDrills, draws_etcd
 from gen_drills import GenDrills
 from layouts import ENDING, EPOCHS
@@ -73,7 +74,7 @@ def call_text(call):
 
 
 
-class Model(Choices, Drills, GenDrills, LeaseDrills, EtcdDrills, Applying):
+class Model(Choices, Forms, Drills, GenDrills, LeaseDrills, EtcdDrills, Applying):
     def __init__(self, rng, clients, databases=len(DBS), late_first=False):
         self.r = rng
         self.etcd = draws_etcd(rng)
