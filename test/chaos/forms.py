@@ -4,8 +4,8 @@ idgen_adopt() after a burst, the sessions' forms, blocks past what one may
 be."""
 
 from layouts import ENDING, EPOCHS, NAMES
-from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, HOSTILE_CLIENTS, HOSTILE_DEFINES, RACING,
-                    SPY_BURSTS, STRANGER, TX_CLIENTS)
+from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, HOSTILE_CLIENTS, HOSTILE_DEFINES,
+                    POLLED_RESTARTS, RACING, SPY_BURSTS, STRANGER, TX_CLIENTS)
 
 
 class Forms:
@@ -71,3 +71,20 @@ class Forms:
         seq = radix ** widths[fields.index("sequence")]
         n = seq + 1 if fields[-1] == "sequence" else side.choice([2, 16])
         return ["block", call[1], n, 1] + call[4:]
+
+    def polled_restart(self, op):
+        """Now and then (drawn from a stream of its own), a random burst or
+        outbox op on a server whose outbox is polled is followed by its
+        restart with the clock back, a second or more after the last poll
+        (as polled_back): the horizon's durable mark must be ahead of every
+        horizon the polls returned."""
+        side = self.side_stream("/polled %d" % self.steps)
+        c = op["clients"][0]["c"] if op["op"] == "burst" and op["clients"] else op.get("c")
+        if op["op"] not in ("burst", "outbox") or op.get("drill") or op.get("part") or op.get("kill") \
+                or side.random() >= POLLED_RESTARTS or c not in self.quiet_primaries() \
+                or not self.clusters[c].get("polled"):
+            return
+        s = self.clusters[c]["set"]
+        self.queue += [{"op": "pause", "ms": side.choice([1100, 1300, 1500])},
+                       {"op": "restart", "c": c, "mode": side.choice(["fast", "immediate"]),
+                        "set": dict(s, clock_offset_ms=s["clock_offset_ms"] - side.choice([1000, 3000]))}]

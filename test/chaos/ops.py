@@ -157,6 +157,7 @@ class Model(Choices, Forms, Drills, GenDrills, LeaseDrills, EtcdDrills, Applying
         self.apply(op)
         self.maybe_adopt(op)
         self.session_forms(op)
+        self.polled_restart(op)
         return op
 
     def primaries(self):

@@ -113,3 +113,6 @@ SPY_BURSTS = 0.2
 # Of the calls drawn, this share is a block past what one may be
 # (Choices.edge_block).
 EDGE_BLOCKS = 0.2
+# Of the random bursts and outbox ops on a polled quiet primary, this share
+# is followed by its restart with the clock back (Forms.polled_restart).
+POLLED_RESTARTS = 0.3

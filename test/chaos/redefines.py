@@ -20,8 +20,7 @@ SAVED_DIFF = """
 SELECT (SELECT string_agg(name, ', ') FROM (SELECT * FROM idgen_layout EXCEPT
             SELECT * FROM jsonb_populate_recordset(NULL::idgen_layout, idgen_layouts_saved())) t),
        (SELECT string_agg(name, ', ') FROM (SELECT * FROM jsonb_populate_recordset(NULL::idgen_layout,
-            idgen_layouts_saved()) EXCEPT SELECT * FROM idgen_layout) s)
-WHERE to_regprocedure('idgen_layouts_saved()') IS NOT NULL"""
+            idgen_layouts_saved()) EXCEPT SELECT * FROM idgen_layout) s)"""
 
 
 class Redefines:
@@ -86,9 +85,11 @@ class Redefines:
         (invariant 6), where the database has it (1.5 on)."""
         if op["op"] not in ("redefine", "drop", "define_many") or not self.live(op["c"]):
             return
-        rows = self.clusters[op["c"]].query(op["db"], SAVED_DIFF)
-        if rows:
-            layouts_saved(rows[0][0], rows[0][1], "%s/%s after %s" % (op["c"], op["db"], op["op"]))
+        cl = self.clusters[op["c"]]
+        if not cl.query(op["db"], "SELECT to_regprocedure('idgen_layouts_saved()') IS NOT NULL")[0][0]:
+            return
+        (unsaved, stale), = cl.query(op["db"], SAVED_DIFF)
+        layouts_saved(unsaved, stale, "%s/%s after %s" % (op["c"], op["db"], op["op"]))
 
     def redefine_on(self, conn, op):
         sql, args = self.define_sql(op)

@@ -153,8 +153,12 @@ class World(Adopts, Bursts, EtcdRegistry, Hostile, Leases, Outbox, Redefines, Re
         elif op["op"] == "burst" and {"full", "states"} & {op.get("drill"), op.get("part")}:
             self.note_capacity(op["clients"][0]["c"])
         if done is not False:
-            self.check_hostile(op)
-            self.check_saved(op)
+            try:
+                self.check_hostile(op)
+                self.check_saved(op)
+            except psycopg2.Error as e:
+                # a database the op failed to reach, say
+                self.op_errors["%s, checked after: %s" % (op["op"], normalize(str(e)))] += 1
         for c in list(self.clusters):
             self.check_log(c)
         if op["op"] in LEASE_CHECK_AFTER:
