@@ -114,10 +114,17 @@ class Choices:
         side = self.side_stream()
         if not self.clusters[c].get("polled") or self.leasing(c) or side.random() < 0.7:
             return op
-        s = op["set"]
-        op["set"] = dict(s, clock_offset_ms=min(s["clock_offset_ms"], self.clusters[c]["set"]["clock_offset_ms"])
-                         - side.choice([1000, 3000]))
-        self.queue.append(op)
+        return self.back_after_poll(op, side)
+
+    def back_after_poll(self, restart, side):
+        """restart queued with its clock a second or more behind both its
+        own and the server's now, after a pause past the last poll, which
+        it returns."""
+        s = restart["set"]
+        restart["set"] = dict(s, clock_offset_ms=min(s["clock_offset_ms"],
+                                                     self.clusters[restart["c"]]["set"]["clock_offset_ms"])
+                              - side.choice([1000, 3000]))
+        self.queue.append(restart)
         return {"op": "pause", "ms": side.choice([1100, 1300, 1500])}
 
     def bad_node_ops(self, c, s, bad=None):

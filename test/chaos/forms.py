@@ -3,7 +3,7 @@ that adding one leaves the ops a seed drew before as they were: an
 idgen_adopt() after a burst, the sessions' forms, blocks past what one may
 be."""
 
-from layouts import ENDING, EPOCHS, NAMES
+from layouts import NAMES
 from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, HOSTILE_CLIENTS, HOSTILE_DEFINES,
                     POLLED_RESTARTS, RACING, SPY_BURSTS, STRANGER, TX_CLIENTS)
 
@@ -54,8 +54,7 @@ class Forms:
         if op["op"] == "redefine" and not op.get("held") and side.random() < RACING:
             # another name defined at once, in a transaction that races op's
             # (redefines.py); the model learns it as it learnt op
-            op["racing"] = {"name": side.choice([n for n in NAMES if n != op["name"]]),
-                            "epoch": side.choice(EPOCHS), "family": side.choice(list(range(ENDING)) + [0, 1])}
+            op["racing"] = self.layout_spec(side.choice([n for n in NAMES if n != op["name"]]), side)
             self.apply_define(dict(op, **op["racing"]))
 
     def edge_block(self, call, fields, widths, radix):
@@ -84,7 +83,7 @@ class Forms:
                 or side.random() >= POLLED_RESTARTS or c not in self.quiet_primaries() \
                 or not self.clusters[c].get("polled"):
             return
-        s = self.clusters[c]["set"]
-        self.queue += [{"op": "pause", "ms": side.choice([1100, 1300, 1500])},
-                       {"op": "restart", "c": c, "mode": side.choice(["fast", "immediate"]),
-                        "set": dict(s, clock_offset_ms=s["clock_offset_ms"] - side.choice([1000, 3000]))}]
+        restart = {"op": "restart", "c": c, "mode": side.choice(["fast", "immediate"]),
+                   "set": dict(self.clusters[c]["set"])}
+        pause = self.back_after_poll(restart, side)
+        self.queue.insert(len(self.queue) - 1, pause)

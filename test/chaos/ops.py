@@ -193,10 +193,12 @@ class Model(Choices, Forms, Drills, GenDrills, LeaseDrills, EtcdDrills, Applying
         pairs = [(c, d) for c in self.primaries() for d in self.dbs(c, version)]
         return self.r.choice(pairs) if pairs else (None, None)
 
-    def layout_spec(self, name):
+    def layout_spec(self, name, rng=None):
+        """A definition of name drawn from rng (the main stream by default)."""
+        rng = rng or self.r
         # Layouts without a worker field share one state per server: twice as often.
-        fam = self.r.choice(list(range(ENDING)) + [0, 1])
-        return {"name": name, "epoch": self.r.choice(EPOCHS), "family": fam}
+        fam = rng.choice(list(range(ENDING)) + [0, 1])
+        return {"name": name, "epoch": rng.choice(EPOCHS), "family": fam}
 
     def choose_drill(self):
         kind = self.r.choice(ALL_DRILLS)
