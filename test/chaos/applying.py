@@ -92,6 +92,8 @@ class Applying:
     def apply_retire(self, op):
         del self.clusters[op["c"]]
 
+    apply_stop_frozen = apply_retire
+
     def apply_clone(self, op):
         src = self.clusters[op["c"]]
         self.clusters[op["new"]] = dict(copy.deepcopy(src), standby=None, role="primary")

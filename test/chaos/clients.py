@@ -29,12 +29,30 @@ SQL = {
     "uuidv7": "SELECT string_agg(replace(idgen_uuidv7()::text, '-', ''), ',') FROM generate_series(1, {m})",
     # a session idle between its calls, m ms
     "sleep": "SELECT pg_sleep({m} / 1000.0)::text",
-    # a role without privileges, m ms into the burst, counts the rows of
-    # idgen_workers that show it more than a worker id (hostile.py)
-    "spy": "SELECT pg_sleep({m} / 1000.0)::text || count(*) FROM idgen_workers "
-           "WHERE pid IS NOT NULL OR claimed_at IS NOT NULL OR last_ts IS NOT NULL "
-           "OR ids_issued IS NOT NULL OR clock_waits IS NOT NULL",
 }
+
+
+# A role without privileges, m ms into a burst, counts the rows of these
+# views that show it more of the others' sessions than pg_stat_activity does
+# (hostile.py): by default idgen_workers alone, as idgen 1.0 has no other.
+SPY_READS = 40
+SPIED = {
+    "idgen_workers": "pid IS NOT NULL OR claimed_at IS NOT NULL OR last_ts IS NOT NULL "
+                     "OR ids_issued IS NOT NULL OR clock_waits IS NOT NULL",
+    "idgen_horizon_holders": "pid IS NOT NULL AND (since IS NOT NULL OR held_for IS NOT NULL)",
+}
+
+
+def spy_sql(call):
+    """From m ms in, SPY_READS reads 5 ms apart: one in the midst of the
+    others' statements, whose transactions hold the horizon while they run.
+    Recorded cases (views None) read once."""
+    views = (call[1] or "idgen_workers").split(",")
+    counts = " + ".join("(SELECT count(*) FROM %s WHERE g > 0 AND (%s))" % (v, SPIED[v]) for v in views)
+    reads = SPY_READS if call[1] else 1
+    return ("SELECT pg_sleep(%g)::text || sum(seen) FROM generate_series(1, %d) g, "
+            "LATERAL (SELECT pg_sleep(0.005 * least(g - 1, 1))) s, LATERAL (SELECT %s AS seen) v"
+            % (call[3] / 1000.0, reads, counts))
 
 
 def call_args(call):
@@ -47,6 +65,8 @@ def call_args(call):
 
 
 def call_sql(call):
+    if call[0] == "spy":
+        return spy_sql(call)
     return SQL[call[0]].format(args=", ".join(call_args(call)), m=call[3])
 
 

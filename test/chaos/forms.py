@@ -3,9 +3,11 @@ that adding one leaves the ops a seed drew before as they were: an
 idgen_adopt() after a burst, the sessions' forms, blocks past what one may
 be."""
 
+from flaws import EDGE_SETTINGS, FLAWED_SETTINGS, flawed_definitions
 from layouts import NAMES
-from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, HOSTILE_CLIENTS, HOSTILE_DEFINES,
-                    POLLED_RESTARTS, RACING, SPY_BURSTS, STRANGER, TX_CLIENTS)
+from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, FLAWED_DEFINES, TRIED_SETTINGS,
+                    HOSTILE_CLIENTS, HOSTILE_DEFINES, POLLED_RESTARTS, RACING, SPY_BURSTS, STRANGER,
+                    TX_CLIENTS)
 
 
 class Forms:
@@ -47,8 +49,15 @@ class Forms:
                             "end": side.choice(["COMMIT", "ROLLBACK"])}
         if op["op"] == "burst" and op["clients"] and side.random() < SPY_BURSTS:
             first = op["clients"][0]
+            current = self.clusters[first["c"]]["dbs"][first["db"]]["version"] == CURRENT
+            views = "idgen_workers,idgen_horizon_holders" if current else None
             op["clients"].append({"c": first["c"], "db": first["db"], "role": STRANGER,
-                                  "calls": [["spy", None, 1, 50]]})
+                                  "calls": [["spy", views, 1, 20]]})
+        if op["op"] in ("define", "redefine") and op.get("epoch") and side.random() < FLAWED_DEFINES:
+            op["flawed"] = flawed_definitions(op["family"], side)
+        if op["op"] == "restart" and side.random() < TRIED_SETTINGS:
+            tried = FLAWED_SETTINGS + EDGE_SETTINGS
+            op["tried_settings"] = [list(t) for t in side.sample(tried, len(tried))]
         if op["op"] in ("redefine", "drop", "define_many") and side.random() < HOSTILE_DEFINES:
             op["hostile"] = True
         if op["op"] == "redefine" and not op.get("held") and side.random() < RACING:

@@ -180,6 +180,21 @@ class GenDrills:
         return {"op": "redefine", "c": c, "db": db, "name": name, "epoch": self.r.choice(EPOCHS),
                 "family": NARROW}
 
+    @staticmethod
+    def held_across_recycling(c, db, borrow, others):
+        """The states drill's filling in one burst: the session that borrowed
+        in the first layout stays open while another, once the clock passed
+        those ticks, recycles its state, then takes its ticks again at the
+        same time as a session new to it.  Both must draw from one state of
+        the first layout, not go on in the one recycled (a slow server
+        recycles later, or not at all: nothing is then checked)."""
+        # about 2 s of borrowing, the others from 3.5 s on, then both
+        # sessions at about 9 s, each taking 0.9 s of ticks
+        return {"op": "burst", "kill": None,
+                "clients": [{"c": c, "db": db, "calls": borrow + [["sleep", None, 1, 7000]] + borrow[:5]},
+                            {"c": c, "db": db, "calls": [["sleep", None, 1, 3500]] + others},
+                            {"c": c, "db": db, "calls": [["sleep", None, 1, 9000]] + borrow[:5]}]}
+
     def drill_states(self):
         """The table of shared layout states full (limits.sql's case, under
         load): one layout of sixteen IDs a millisecond takes every sequence
@@ -206,11 +221,14 @@ class GenDrills:
         roomy = dict(s, max_marks=DEFAULT_MAX_MARKS, max_lead_ms=1000)
         back = dict(roomy, clock_offset_ms=s["clock_offset_ms"] - 4000,
                     max_clock_regression_ms=max(s["max_clock_regression_ms"], 10000))
+        borrow = [["next", first, 1, 3000]] * 10
+        others = [["next", "%s%d" % (prefix, i), 1, 1] for i in range(2, STATE_LAYOUTS + 1)]
+        if self.side_stream("/states").random() < 0.5:
+            fill = [one(borrow), {"op": "pause", "ms": 1500, "poll": False}, one(others)]
+        else:
+            fill = [self.held_across_recycling(c, db, borrow, others)]
         self.queue += [{"op": "define_many", "c": c, "db": db, "prefix": prefix, "count": STATE_LAYOUTS,
-                        "family": STATE_FAMILY, "epoch": self.r.choice(EPOCHS)},
-                       one([["next", first, 1, 3000]] * 10),
-                       {"op": "pause", "ms": 1500, "poll": False},
-                       one([["next", "%s%d" % (prefix, i), 1, 1] for i in range(2, STATE_LAYOUTS + 1)]),
+                        "family": STATE_FAMILY, "epoch": self.r.choice(EPOCHS)}] + fill + [
                        {"op": "reload", "c": c, "set": back, "poll": False},
                        one([["next", first, 1, 3000]] * 10),
                        {"op": "restart", "c": c, "mode": "fast", "set": s}]

@@ -133,6 +133,19 @@ def held_once(leases, step):
             holders[lease[0]] = c
 
 
+def own_release(c, others, before, after, step):
+    """docs/guarantees.md, Node ids leased from a registry: a holder that
+    stops releases its own lease (its token's), never one another server
+    holds, though it be of the node id the stopped one held before.
+    others: {node id: the live server that holds it}, c aside; before,
+    after: {node id: released} of the registry's rows around c's stop, or
+    None where the registry could not tell."""
+    for n, released in (after or {}).items():
+        if released and before.get(n) is False and n in others:
+            raise Violation("lease released by another", None, "the stop of %s at step %d released the"
+                            " lease of node id %d, which %s holds" % (c, step, n, others[n]))
+
+
 def sole_holder(holder, c, node, label, what):
     """No server makes IDs under a node id another server has held since
     (holder: (that server, since which step), or None)."""
@@ -268,6 +281,35 @@ def adopt_admitted(largest, low, why, where):
             where, largest, why if low is None else "the new default then made %d" % low))
 
 
+# -- what a caller asks of idgen
+def refused_definition(bad, error, before, after, where):
+    """README, Layouts: fields are time first, then any of node, worker,
+    sequence, shard and random, each once, in bits or digits that a bigint
+    holds; a time unit of whole milliseconds.  A definition that breaks
+    one is refused as the caller's error (SQLSTATE class 22 or 42), and
+    the table is left as it was.  error: (SQLSTATE, message) or None."""
+    if error is not None and (error[0] or "").startswith(("22", "42")) and before == after:
+        return
+    raise Violation("flawed definition", bad["name"], "%s: idgen_define_layout(%r, fields %s, widths %s, %s,"
+                    " radix %s), %s: %s" % (
+                        where, bad["name"], bad["fields"], bad["widths"], bad["unit"], bad["radix"], bad["flaw"],
+                        "accepted" if error is None else "refused with %s (%s), %d layouts before, %d after"
+                        % (error[0], error[1].splitlines()[0], before, after)))
+
+
+def setting_judged(name, value, flawed, error, where):
+    """README, Configuration: a value outside a setting's range, or a
+    password in idgen.node_registry, is refused when set (ALTER SYSTEM) as
+    the caller's error; a value at the edge of the range is taken."""
+    if flawed and error is not None and (error[0] or "").startswith(("22", "42")):
+        return
+    if not flawed and error is None:
+        return
+    raise Violation("setting misjudged", None, "%s: ALTER SYSTEM SET idgen.%s = '%s' %s" % (
+        where, name, value, "accepted" if error is None else "refused with %s (%s)" % (
+            error[0], error[1].splitlines()[0])))
+
+
 # -- what idgen runs in a caller's session
 def no_user_code(calls, where):
     """docs/guarantees.md, Privileges: idgen's queries name pg_catalog's
@@ -279,9 +321,10 @@ def no_user_code(calls, where):
 
 
 def hidden(shown, where):
-    """docs/guarantees.md, A role without privileges: idgen_workers shows
-    it no more of other roles' sessions than pg_stat_activity does, their
-    worker ids, not their pids, times or counts."""
+    """docs/guarantees.md, A role without privileges: idgen_workers and
+    idgen_horizon_holders show it no more of other roles' sessions than
+    pg_stat_activity does: their worker ids and pids, not their times or
+    counts."""
     if shown:
-        raise Violation("shown to a stranger", None, "%s: a role without privileges saw the pid, times or"
-                        " counts of %d worker ids of other sessions" % (where, shown))
+        raise Violation("shown to a stranger", None, "%s: a role without privileges saw the times or"
+                        " counts of %d rows of other sessions" % (where, shown))

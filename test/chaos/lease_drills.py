@@ -61,7 +61,9 @@ class LeaseDrills:
         server, or its lease worker alone) while the registry holds every
         other node id; a new server leases its node id and generates above
         its IDs; woken, the holder makes no ID under it.  The new server
-        stays, the frozen one is retired."""
+        stays, the frozen one is retired; or, in half the drills (drawn
+        from a stream of its own), stopped while its lease worker is still
+        frozen, which must not release the new server's lease."""
         picked = self.pick_holder()
         if picked is None:
             return None
@@ -92,12 +94,16 @@ class LeaseDrills:
         if what == "server":
             # its backends wake before its lease worker learns the news
             ops.append({"op": "thaw", "c": f, "but_worker": True})
-        ops += [copy.deepcopy(one),             # past the fence: refused
-                {"op": "thaw", "c": f, "unreserve": True},
-                {"op": "burst", "kill": None,
+        ops.append(copy.deepcopy(one))          # past the fence: refused
+        after = {"op": "burst", "kill": None,
                  "clients": [{"c": t, "db": db, "calls": [["next", None, 1, 3000], ["next", "pgedge", 1, 3000]]}
-                             for _ in range(2)]},
-                one, {"op": "retire", "c": f}]
+                             for _ in range(2)]}
+        if self.side_stream("/frozen").random() < 0.5:
+            ops += [{"op": "thaw", "c": f, "unreserve": True}, after, one, {"op": "retire", "c": f}]
+        else:
+            # stopped before its lease worker wakes: it releases at exit
+            # the lease it no longer holds, which must leave the new one's
+            ops += [{"op": "stop_frozen", "c": f, "unreserve": True}, after]
         self.queue += ops[1:]
         return ops[0]
 

@@ -8,9 +8,10 @@ import time
 import psycopg2
 
 from cluster import Cluster, cmdline
-from invariants import held_once
+from invariants import held_once, own_release
 from lineage import Lineage
 from params import DBS
+from registry import REGISTRY
 
 
 class Leases:
@@ -55,6 +56,31 @@ class Leases:
                 if lease is None or lease[1] != "held":
                     return False
         return True
+
+    def released_rows(self):
+        """{node id: released} of the registry's leases, or None where no
+        live, unfrozen database registry can tell."""
+        reg = self.registry()
+        if reg is None or self.registry_frozen is not None or not self.live(REGISTRY, "registry"):
+            return None
+        try:
+            return dict(reg.query("postgres", "SELECT node_id, released FROM idgen_lease"))
+        except psycopg2.Error:
+            return None
+
+    def held_by_others(self, c):
+        """{node id: server} of the live servers but c that hold a lease."""
+        return {lease[0]: o for o, lease in ((o, self.lease_of(o)) for o in self.lessees() if o != c)
+                if lease and lease[1] == "held"}
+
+    def stop_releasing(self, c, mode):
+        """Stops c; a leasing server's stop releases its own lease, never
+        another holder's (invariants.own_release)."""
+        before = self.released_rows() if self.leasing(c) else None
+        others = self.held_by_others(c) if before is not None else {}
+        self.clusters[c].stop(mode)
+        if before is not None:
+            own_release(c, others, before, self.released_rows(), self.step)
 
     def check_held(self):
         """No node id is held by two live servers at once."""
@@ -102,6 +128,34 @@ class Leases:
         if worker:
             self.frozen[c] = ("worker", worker, lease)
         self.touch(c)
+        if op.get("unreserve"):
+            self.do_unreserve(op)
+
+    def do_stop_frozen(self, op):
+        """A fast shutdown of a server whose lease worker alone is frozen,
+        which wakes with its shutdown pending, before its timeout to renew
+        could tell it its lease was lost; retired."""
+        c = op["c"]
+        if self.frozen.get(c, ("server",))[0] != "worker":
+            return False
+        pids = self.frozen.pop(c)[1]
+        cl = self.clusters[c]
+        before = self.released_rows()
+        others = self.held_by_others(c)
+        os.kill(cl.postmaster_pid(), signal.SIGINT)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        deadline = time.time() + 60
+        while cl.postmaster_pid() is not None and time.time() < deadline:
+            time.sleep(0.1)
+        cl.running = False
+        self.role[c] = "retired"
+        if before is not None:
+            own_release(c, others, before, self.released_rows(), self.step)
         if op.get("unreserve"):
             self.do_unreserve(op)
 

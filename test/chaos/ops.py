@@ -66,7 +66,7 @@ def call_text(call):
     if func == "sleep":
         return "pg_sleep(%g)" % (m / 1000.0)
     if func == "spy":
-        return "idgen_workers read %d ms in" % m
+        return "%s read %d ms in" % (call[1] or "idgen_workers", m)
     args = call_args(call[:4]) + (["shard %s" % call[4]] if len(call) > 4 else [])
     name = {"next": "idgen_next", "batch": "idgen_next_batch", "block": "idgen_next_block",
             "objectid": "objectid", "uuidv7": "idgen_uuidv7"}[func]

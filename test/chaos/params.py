@@ -106,8 +106,8 @@ RACING = 0.5
 # savepoint, released, then the transaction rolled back.
 RELEASED = "RELEASE, ROLLBACK"
 # A role without privileges, made with every database of a server
-# (hostile.py), and the share of bursts in which a client of that role, 50 ms
-# in, reads idgen_workers while the others generate.
+# (hostile.py), and the share of bursts in which a client of that role reads
+# idgen_workers and idgen_horizon_holders while the others generate.
 STRANGER = "chaos_stranger"
 SPY_BURSTS = 0.2
 # Of the calls drawn, this share is a block past what one may be
@@ -116,3 +116,11 @@ EDGE_BLOCKS = 0.2
 # Of the random bursts and outbox ops on a polled quiet primary, this share
 # is followed by its restart with the clock back (Forms.polled_restart).
 POLLED_RESTARTS = 0.3
+# Before this share of the definitions and redefinitions drawn (the
+# drills' too), the session tries one with each flaw idgen must refuse
+# (flaws.py).
+FLAWED_DEFINES = 0.3
+# Before this share of the restarts drawn (the drills' too), ALTER SYSTEM
+# sets each setting to the values at the edges of its range and past them
+# (flaws.py).
+TRIED_SETTINGS = 0.3

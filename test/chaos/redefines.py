@@ -34,6 +34,8 @@ class Redefines:
         had under the first must not come back."""
         if not self.live(op["c"]):
             return False
+        if op.get("flawed"):
+            self.refuse_flawed(op)
         cl = self.clusters[op["c"]]
         conn = cl.connect(op["db"], search_path=self.search_path(op))
         held = cl.connect(op["db"]) if op.get("held") else None

@@ -27,6 +27,7 @@ from outbox import Outbox
 from redefines import Redefines
 from params import CURRENT, DBS
 from etcd_ops import EtcdRegistry
+from flaws import Flaws
 from hostile import Hostile
 from registry import Registry
 from restores import Restores
@@ -38,7 +39,7 @@ POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_up
               "lose_hwm", "resume", "registry_start", "thaw", "registry_thaw", "registry_restore",
               "registry_failover", "etcd_start", "etcd_thaw"}
 # Ops after which no two servers may hold one node id.
-LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "unreserve",
+LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "stop_frozen", "unreserve",
                      "registry_thaw", "registry_restore", "registry_failover", "etcd_start", "etcd_thaw"}
 
 
@@ -48,7 +49,7 @@ PAST_WAIT_MS = 60000
 UUIDV7_CALL = ("uuidv7", None, 1, 100)
 
 
-class World(Adopts, Bursts, EtcdRegistry, Hostile, Leases, Outbox, Redefines, Registry, Restores,
+class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefines, Registry, Restores,
             Standbys):
     def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
@@ -200,12 +201,14 @@ class World(Adopts, Bursts, EtcdRegistry, Hostile, Leases, Outbox, Redefines, Re
         if not self.live(c):
             return False
         self.touch(c)
+        if op.get("tried_settings"):
+            self.try_settings(op)
         cl = self.clusters[c]
         # a holder restarted cleanly gets its node id back, unless another
         # server was waiting for one (it may take the released id first)
         keep = self.lease_of(c) if op["mode"] == "fast" and self.all_held(c) else None
         gids = self.prepare_held(c, op["prepared"]) if op.get("prepared") else []
-        cl.stop(op["mode"])
+        self.stop_releasing(c, op["mode"])
         self.lineage[c].frontier.new_run()
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.start()
@@ -297,7 +300,7 @@ class World(Adopts, Bursts, EtcdRegistry, Hostile, Leases, Outbox, Redefines, Re
         if self.leasing(op["c"]):
             # the node id it releases, for a server that takes it (drill_release)
             self.released[op["c"]] = self.lease_of(op["c"])
-        self.clusters[op["c"]].stop("fast")
+        self.stop_releasing(op["c"], "fast")
         self.role[op["c"]] = "retired"
 
     def do_createdb(self, op):
@@ -330,6 +333,8 @@ class World(Adopts, Bursts, EtcdRegistry, Hostile, Leases, Outbox, Redefines, Re
     def do_define(self, op):
         if not self.live(op["c"]):
             return False
+        if op.get("flawed"):
+            self.refuse_flawed(op)
         sql, args = self.define_sql(op)
         self.clusters[op["c"]].query(op["db"], sql, args, self.search_path(op))
 
