@@ -55,6 +55,10 @@ SELECT :node_id, :previous_mark_ms;
 \set VERBOSITY terse
 SELECT idgen_lease_renew(0, :'one_token', 30, 2000);
 \set VERBOSITY default
+-- So is releasing: a holder that lost its id and stops unaware releases
+-- nothing of the new holder's lease, nor lowers its mark.
+SELECT idgen_lease_release(0, :'one_token', 100) AS stale_released;
+SELECT released, mark_ms FROM idgen_lease WHERE node_id = 0;
 
 -- Both released: a holder presenting its token gets its own id back, even
 -- where another id has been free longer.
