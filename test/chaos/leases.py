@@ -74,11 +74,15 @@ class Leases:
                 if lease and lease[1] == "held"}
 
     def stop_releasing(self, c, mode):
-        """Stops c; a leasing server's stop releases its own lease, never
-        another holder's (invariants.own_release)."""
+        """Stops c by pg_ctl, checking its release."""
+        self.releasing_own(c, lambda: self.clusters[c].stop(mode))
+
+    def releasing_own(self, c, stop):
+        """Runs stop(), which stops c: a leasing server's stop releases its
+        own lease, never another holder's (invariants.own_release)."""
         before = self.released_rows() if self.leasing(c) else None
         others = self.held_by_others(c) if before is not None else {}
-        self.clusters[c].stop(mode)
+        stop()
         if before is not None:
             own_release(c, others, before, self.released_rows(), self.step)
 
@@ -140,22 +144,21 @@ class Leases:
             return False
         pids = self.frozen.pop(c)[1]
         cl = self.clusters[c]
-        before = self.released_rows()
-        others = self.held_by_others(c)
-        os.kill(cl.postmaster_pid(), signal.SIGINT)
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGTERM)
-                os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
-        deadline = time.time() + 60
-        while cl.postmaster_pid() is not None and time.time() < deadline:
-            time.sleep(0.1)
-        cl.running = False
+
+        def stop():
+            os.kill(cl.postmaster_pid(), signal.SIGINT)
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+            deadline = time.time() + 60
+            while cl.postmaster_pid() is not None and time.time() < deadline:
+                time.sleep(0.1)
+            cl.running = False
+        self.releasing_own(c, stop)
         self.role[c] = "retired"
-        if before is not None:
-            own_release(c, others, before, self.released_rows(), self.step)
         if op.get("unreserve"):
             self.do_unreserve(op)
 
