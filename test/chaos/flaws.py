@@ -96,7 +96,8 @@ class Flaws:
                                                                  bad["fields"], bad["widths"], bad["unit"],
                                                                  bad["radix"]))
                     cur.execute(count)
-                    refused_definition(bad, error, before, cur.fetchone()[0], "%s/%s" % (op["c"], op["db"]))
+                    self.found_mid_op(refused_definition, bad, error, before, cur.fetchone()[0],
+                                      "%s/%s" % (op["c"], op["db"]))
         finally:
             conn.close()
 
@@ -106,11 +107,11 @@ class Flaws:
         conn = self.clusters[op["c"]].connect("postgres")
         try:
             with conn.cursor() as cur:
-                for name, value in op["tried_settings"]:
+                for name, value, flawed in op["tried_settings"]:
                     error = try_sql(cur, "ALTER SYSTEM SET idgen.%s = %%s" % name, (value,))
                     if error is None:
                         cur.execute("ALTER SYSTEM RESET idgen.%s" % name)
-                    setting_judged(name, value, [name, value] in map(list, FLAWED_SETTINGS), error, op["c"])
+                    self.found_mid_op(setting_judged, name, value, flawed, error, op["c"])
         finally:
             conn.close()
 

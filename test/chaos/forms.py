@@ -53,11 +53,6 @@ class Forms:
             views = "idgen_workers,idgen_horizon_holders" if current else None
             op["clients"].append({"c": first["c"], "db": first["db"], "role": STRANGER,
                                   "calls": [["spy", views, 1, 20]]})
-        if op["op"] in ("define", "redefine") and op.get("epoch") and side.random() < FLAWED_DEFINES:
-            op["flawed"] = flawed_definitions(op["family"], side)
-        if op["op"] == "restart" and side.random() < TRIED_SETTINGS:
-            tried = FLAWED_SETTINGS + EDGE_SETTINGS
-            op["tried_settings"] = [list(t) for t in side.sample(tried, len(tried))]
         if op["op"] in ("redefine", "drop", "define_many") and side.random() < HOSTILE_DEFINES:
             op["hostile"] = True
         if op["op"] == "redefine" and not op.get("held") and side.random() < RACING:
@@ -65,6 +60,19 @@ class Forms:
             # (redefines.py); the model learns it as it learnt op
             op["racing"] = self.layout_spec(side.choice([n for n in NAMES if n != op["name"]]), side)
             self.apply_define(dict(op, **op["racing"]))
+        self.flaw_forms(op)
+
+    def flaw_forms(self, op):
+        """Now and then, what idgen must refuse tried before op (flaws.py),
+        drawn from a stream of its own: draws added to /sessions would move
+        the draws after them there, and seeds recorded before would no
+        longer reproduce."""
+        side = self.side_stream("/flaws %d" % self.steps)
+        if op["op"] in ("define", "redefine") and op.get("epoch") and side.random() < FLAWED_DEFINES:
+            op["flawed"] = flawed_definitions(op["family"], side)
+        if op["op"] == "restart" and side.random() < TRIED_SETTINGS:
+            tried = [(n, v, True) for n, v in FLAWED_SETTINGS] + [(n, v, False) for n, v in EDGE_SETTINGS]
+            op["tried_settings"] = [list(t) for t in side.sample(tried, len(tried))]
 
     def edge_block(self, call, fields, widths, radix):
         """Now and then (drawn from a stream of its own), a block past what

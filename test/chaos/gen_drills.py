@@ -223,10 +223,12 @@ class GenDrills:
                     max_clock_regression_ms=max(s["max_clock_regression_ms"], 10000))
         borrow = [["next", first, 1, 3000]] * 10
         others = [["next", "%s%d" % (prefix, i), 1, 1] for i in range(2, STATE_LAYOUTS + 1)]
-        if self.side_stream("/states").random() < 0.5:
-            fill = [one(borrow), {"op": "pause", "ms": 1500, "poll": False}, one(others)]
-        else:
-            fill = [self.held_across_recycling(c, db, borrow, others)]
+        fill = [one(borrow), {"op": "pause", "ms": 1500, "poll": False}, one(others)]
+        if self.side_stream("/states").random() >= 0.5:
+            # held across recycling first; then the others, each touched
+            # again, pass the first layout's state from one to the next
+            # until the last recycles it, as in the plain form
+            fill[0] = self.held_across_recycling(c, db, borrow, others)
         self.queue += [{"op": "define_many", "c": c, "db": db, "prefix": prefix, "count": STATE_LAYOUTS,
                         "family": STATE_FAMILY, "epoch": self.r.choice(EPOCHS)}] + fill + [
                        {"op": "reload", "c": c, "set": back, "poll": False},

@@ -84,7 +84,7 @@ class Leases:
         others = self.held_by_others(c) if before is not None else {}
         stop()
         if before is not None:
-            own_release(c, others, before, self.released_rows(), self.step)
+            self.found_mid_op(own_release, c, others, before, self.released_rows(), self.step)
 
     def check_held(self):
         """No node id is held by two live servers at once."""
@@ -138,15 +138,22 @@ class Leases:
     def do_stop_frozen(self, op):
         """A fast shutdown of a server whose lease worker alone is frozen,
         which wakes with its shutdown pending, before its timeout to renew
-        could tell it its lease was lost; retired."""
+        could tell it its lease was lost; retired.  Retired all the same,
+        as the model has it, where the freeze did not take."""
         c = op["c"]
         if self.frozen.get(c, ("server",))[0] != "worker":
-            return False
+            self.do_thaw({"c": c})
+            done = self.do_retire(op)
+            if op.get("unreserve"):
+                self.do_unreserve(op)
+            return done
         pids = self.frozen.pop(c)[1]
         cl = self.clusters[c]
 
         def stop():
-            os.kill(cl.postmaster_pid(), signal.SIGINT)
+            postmaster = cl.postmaster_pid()
+            if postmaster is not None:
+                os.kill(postmaster, signal.SIGINT)
             for pid in pids:
                 try:
                     os.kill(pid, signal.SIGTERM)

@@ -65,6 +65,7 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefi
         self.seen = collections.defaultdict(dict)   # definition key -> {id: step}
         self.checked = collections.Counter()        # (function, layout) -> IDs
         self.refusals = collections.Counter()       # normalized message -> count
+        self.found = []             # violations found mid-op, raised once it is done
         self.op_errors = collections.Counter()
         self.skipped = 0
         self.step = 0
@@ -139,8 +140,18 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefi
                 print("  ignored (--ignore) at step %d: %s" % (self.step, v), flush=True)
             self.ignored[v.kind] += 1
 
+    def found_mid_op(self, check, *args):
+        """check(*args), a Violation it raises kept until the op is done
+        (run_op): raised mid-op, it would leave the op half done, and the
+        world unlike the model under --ignore."""
+        try:
+            check(*args)
+        except Violation as v:
+            self.found.append(v)
+
     def run_op(self, op):
         self.step += 1
+        self.found = []
         handler = getattr(self, "do_" + op["op"])
         try:
             done = handler(op)
@@ -166,6 +177,8 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefi
             self.check_held()
         if (op["op"] in POLL_AFTER or (op["op"] == "burst" and op.get("kill"))) and op.get("poll", True):
             self.poll_all(op.get("poll_timeout_ms", 30000))
+        if self.found:
+            raise self.found[0]
 
     def new_cluster(self, name, settings):
         cl = Cluster(self.pg, self.root, name)
