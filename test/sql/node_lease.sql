@@ -108,6 +108,15 @@ SELECT has_function_privilege('public', 'idgen_lease_acquire(integer, text, bigi
 	has_table_privilege('public', 'idgen_leases', 'SELECT') AS leases_view,
 	has_table_privilege('public', 'idgen_node_lease', 'SELECT') AS node_view;
 
+-- The fleet moved to idgen.node_bits = 2, every lease released: a node id
+-- new under the new bits starts above every mark reported under the old,
+-- whose node fields overlap its own.
+UPDATE idgen_lease SET released = true;
+SELECT node_id,
+	previous_mark_ms >= (SELECT max(mark_ms) FROM idgen_lease WHERE node_bits = 1) AS above_old_marks,
+	(SELECT max(mark_ms) FROM idgen_lease WHERE node_bits = 1) > 0 AS old_marks
+FROM idgen_lease_acquire(2, 'wider fleet', 16, :'nil', 30, :epoch);
+
 -- A caller that gave up on its acquire (the call timed out) and acquires
 -- again gets the node id that acquire took: no server renews it.  Once
 -- renewed, the lease is not taken back.
