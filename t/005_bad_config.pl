@@ -53,6 +53,11 @@ like($derr, qr/idgen.node_bits is invalid/, 'decoding refuses a layout it cannot
 
 $err = try_setting("idgen.epoch = '2024-02-30'");
 like($err, qr/idgen.epoch is invalid/, 'impossible epoch date refused');
+foreach my $sql ('SELECT * FROM idgen_decode(1)', 'SELECT idgen_from_timestamp(now())', 'SELECT idgen_horizon()')
+{
+	($ret, $out, $derr) = $node->psql('postgres', $sql);
+	like($derr, qr/idgen.epoch is invalid/, "$sql refuses too, not counting from a default epoch");
+}
 
 $err = try_setting("idgen.epoch = 'yesterday'");
 like($err, qr/idgen.epoch is invalid/, 'epoch in another format refused');

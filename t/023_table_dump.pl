@@ -55,6 +55,9 @@ $old->stop;
 my $new = idgen_node('new', $conf);
 restore_into($new, $dump);
 $new->safe_psql('postgres', q(SELECT idgen_resume_after((idgen_decode(max(id))).ts) FROM ids));
+# until the restart, a new session refuses (README: then restart)
+my (undef, undef, $before_restart) = $new->psql('postgres', 'SELECT idgen_next()');
+like($before_restart, qr/idgen generation resumes after a restart/, 'after the step, generation waits for the restart');
 $new->restart;
 my (undef, $repeats, $err) = repeats_at($new, 'postgres', $first_ms);
 is("$repeats $err", '0 ', 'after idgen_resume_after() of the newest ID and a restart, none of 200,000 repeats');
