@@ -7,14 +7,17 @@ the edges of their ranges.  A flaw must be refused as the caller's error,
 leaving the table or the settings as they were, an edge taken
 (invariants.refused_definition, invariants.setting_judged)."""
 
+import os
+
 import psycopg2
 
-from invariants import refused_definition, setting_judged
+from invariants import flawed_start_refused, refused_definition, setting_judged
 from layouts import FAMILIES
 
 FLAWS = ["twice", "time_later", "unknown", "negative", "too_wide", "no_time", "tick", "radix", "name"]
 BAD_TICKS = ["0 milliseconds", "1.5 milliseconds", "2 seconds", "-1 millisecond", "1 month"]
 BAD_NAMES = ["Alpha", "9lives", "", "a b", "x" * 64, "twitter", "idgen"]
+WRITERS = ["define", "insert", "update"]
 
 
 def flawed_definitions(family, rng):
@@ -53,7 +56,8 @@ def flawed_definition(family, flaw, rng):
         radix = rng.choice([0, 3, 16])
     elif flaw == "name":
         name = rng.choice(BAD_NAMES)
-    return {"flaw": flaw, "name": name, "fields": fields, "widths": widths, "unit": unit, "radix": radix}
+    return {"flaw": flaw, "name": name, "fields": fields, "widths": widths, "unit": unit, "radix": radix,
+            "writer": rng.choice(WRITERS)}
 
 # README, Configuration: each setting's range, and no password in the
 # registry's address, whose setting members of pg_read_all_settings read;
@@ -80,22 +84,84 @@ FLAWED_SETTINGS = [
     ("lease_test_unsafe", "fencing"),
 ]
 
+# Settings idgen reads when the server starts (settings.c), whose flawed
+# values in the configuration file a start must refuse; of those, the ones
+# the default layout depends on, which decoding and horizons need too.
+STARTUP_SETTINGS = ["node_bits", "epoch", "node_id", "max_marks", "node_registry", "node_lease_s",
+                    "lease_test_unsafe"]
+LAYOUT_SETTINGS = ["node_bits", "epoch"]
+# Ways to garble the mark file: a line it cannot read first or last, a
+# mark beyond any time a layout can hold, a line a field short.
+GARBLES = {
+    "first": lambda text: b"garbage\n" + text,
+    "last": lambda text: text + b"garbage\n",
+    "beyond": lambda text: text + b"* 0 9223372036854775000\n",
+    "short": lambda text: text + b"* 0\n",
+}
+# What a start with a flaw is asked: SQL that generates, then what
+# decodes and the horizon
+PROBES = [("next", "SELECT idgen_next()"), ("decode", "SELECT (idgen_decode(1)).ts"),
+          ("from_timestamp", "SELECT idgen_from_timestamp(now())"), ("horizon", "SELECT idgen_horizon()")]
+
+
+def start_flaws():
+    """The flaws a start may have (Forms.flaw_forms), in three groups alike
+    likely: of settings the default layout depends on, of the others, of
+    the mark file."""
+    settings = [{"setting": n, "value": v} for n, v in FLAWED_SETTINGS if n in STARTUP_SETTINGS]
+    return [[f for f in settings if f["setting"] in LAYOUT_SETTINGS],
+            [f for f in settings if f["setting"] not in LAYOUT_SETTINGS], [{"marks": how} for how in sorted(GARBLES)]]
+
 
 class Flaws:
+    def start_flawed(self, op):
+        """Between the stop and the start of op's restart (a fast one, of a
+        primary that does not lease): the server started once with a flaw,
+        a flawed value of a setting in its configuration file or its mark
+        file garbled, asked PROBES, stopped, and the flaw undone.  README:
+        an invalid value makes generation refuse, naming the setting, and
+        never falls back to a default; a mark file that cannot be read is
+        refused, not read in part (invariants.flawed_start_refused)."""
+        c, flaw = op["c"], op["flawed_start"]
+        cl = self.clusters[c]
+        hwm = os.path.join(cl.data, "idgen_hwm")
+        kept = None
+        settings = self.settings_for(c, op["set"])
+        if "setting" in flaw:
+            settings[flaw["setting"]] = flaw["value"]
+        elif os.path.exists(hwm):
+            with open(hwm, "rb") as f:
+                kept = f.read()
+            with open(hwm, "wb") as f:
+                f.write(GARBLES[flaw["marks"]](kept))
+        else:
+            return
+        cl.write_settings(settings)
+        cl.start()
+        try:
+            answers = {name: probe(cl, flaw["db"], sql) for name, sql in PROBES}
+        finally:
+            cl.stop("fast")
+            if kept is not None:
+                with open(hwm, "wb") as f:
+                    f.write(kept)
+        self.found_mid_op(flawed_start_refused, flaw, answers, flaw["setting"] in LAYOUT_SETTINGS
+                          if "setting" in flaw else None, "%s/%s at step %d" % (c, flaw["db"], self.step))
+
     def refuse_flawed(self, op):
-        """The flawed definitions, tried in a session of op's database."""
+        """The flawed definitions, tried in a session of op's database, each
+        written its own way: by idgen_define_layout(), or into the table
+        by INSERT, or by an UPDATE of a row there (of the name only where
+        the name is the flaw), which the table's trigger must check too."""
         conn = self.clusters[op["c"]].connect(op["db"], search_path=self.search_path(op))
-        count = "SELECT count(*) FROM idgen_layout"
         try:
             with conn.cursor() as cur:
                 for bad in op["flawed"]:
-                    cur.execute(count)
+                    cur.execute(TABLE)
                     before = cur.fetchone()[0]
-                    error = try_sql(cur, "SELECT idgen_define_layout(%s, %s::timestamptz, %s::text[], %s::int[],"
-                                         " %s::interval, %s)", (bad["name"], op["epoch"] + " 00:00:00+00",
-                                                                 bad["fields"], bad["widths"], bad["unit"],
-                                                                 bad["radix"]))
-                    cur.execute(count)
+                    sql, args = write_sql(bad, op["epoch"] + " 00:00:00+00", cur)
+                    error = try_sql(cur, sql, args)
+                    cur.execute(TABLE)
                     self.found_mid_op(refused_definition, bad, error, before, cur.fetchone()[0],
                                       "%s/%s" % (op["c"], op["db"]))
         finally:
@@ -114,6 +180,46 @@ class Flaws:
                     self.found_mid_op(setting_judged, name, value, flawed, error, op["c"])
         finally:
             conn.close()
+
+
+# the table's rows, to tell whether a write changed it (the caller's
+# search_path may have a schema ahead of pg_catalog: Hostile)
+TABLE = ("SELECT pg_catalog.md5(COALESCE(pg_catalog.string_agg(l::text, ',' ORDER BY l.name), ''))"
+         " FROM idgen_layout l")
+WRITE = {
+    "define": "SELECT idgen_define_layout(%(name)s, %(epoch)s::timestamptz, %(fields)s::text[], %(widths)s::int[],"
+              " %(unit)s::interval, %(radix)s)",
+    "insert": "INSERT INTO idgen_layout (name, epoch, fields, widths, time_unit, radix)"
+              " VALUES (%(name)s, %(epoch)s, %(fields)s, %(widths)s, %(unit)s, %(radix)s)",
+    "update": "UPDATE idgen_layout SET epoch = %(epoch)s, fields = %(fields)s, widths = %(widths)s,"
+              " time_unit = %(unit)s, radix = %(radix)s WHERE name OPERATOR(pg_catalog.=) %(row)s",
+    "rename": "UPDATE idgen_layout SET name = %(name)s WHERE name OPERATOR(pg_catalog.=) %(row)s",
+}
+
+
+def write_sql(bad, epoch, cur):
+    """The statement that writes bad its way, and its arguments.  An
+    UPDATE where the table has no row is an INSERT."""
+    args = dict(bad, epoch=epoch)
+    writer = bad["writer"]
+    if writer == "update":
+        cur.execute("SELECT pg_catalog.min(name) FROM idgen_layout")
+        args["row"] = cur.fetchone()[0]
+        if args["row"] is None:
+            writer = "insert"
+        elif bad["flaw"] == "name":
+            writer = "rename"
+    return WRITE[writer], args
+
+
+def probe(cl, db, sql):
+    """The error (SQLSTATE, message) a statement ends in, or None."""
+    conn = cl.connect(db)
+    try:
+        with conn.cursor() as cur:
+            return try_sql(cur, sql, None)
+    finally:
+        conn.close()
 
 
 def try_sql(cur, sql, args):

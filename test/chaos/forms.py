@@ -3,9 +3,10 @@ that adding one leaves the ops a seed drew before as they were: an
 idgen_adopt() after a burst, the sessions' forms, blocks past what one may
 be."""
 
-from flaws import EDGE_SETTINGS, FLAWED_SETTINGS, flawed_definitions
+from flaws import EDGE_SETTINGS, FLAWED_SETTINGS, flawed_definitions, start_flaws
 from layouts import NAMES
-from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, FLAWED_DEFINES, TRIED_SETTINGS,
+from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, MAX_NODE_SETTING, FLAWED_DEFINES, FLAWED_STARTS, RESUMED_RESTARTS,
+                    TRIED_SETTINGS,
                     HOSTILE_CLIENTS, HOSTILE_DEFINES, POLLED_RESTARTS, RACING, SPY_BURSTS, STRANGER,
                     TX_CLIENTS)
 
@@ -73,6 +74,16 @@ class Forms:
         if op["op"] == "restart" and side.random() < TRIED_SETTINGS:
             tried = [(n, v, True) for n, v in FLAWED_SETTINGS] + [(n, v, False) for n, v in EDGE_SETTINGS]
             op["tried_settings"] = [list(t) for t in side.sample(tried, len(tried))]
+        plain = op["op"] == "restart" and op["mode"] == "fast" and self.clusters[op["c"]]["role"] == "primary" \
+            and not self.leasing(op["c"]) and self.dbs(op["c"], CURRENT)
+        # a flaw of its own only where the op's settings have none (the
+        # node_bits drill restarts with a node id that does not fit)
+        node = op["set"].get("node_id") if plain else None
+        fits = node is not None and 0 <= node < min(1 << op["set"]["node_bits"], MAX_NODE_SETTING + 1)
+        if fits and side.random() < FLAWED_STARTS:
+            op["flawed_start"] = dict(side.choice(side.choice(start_flaws())), db=side.choice(self.dbs(op["c"], CURRENT)))
+        if plain and side.random() < RESUMED_RESTARTS:
+            op["resumed_in"] = side.choice(self.dbs(op["c"], CURRENT))
 
     def edge_block(self, call, fields, widths, radix):
         """Now and then (drawn from a stream of its own), a block past what

@@ -6,7 +6,7 @@ layout, now and then runs with it first.  Every shadowing operator counts
 its calls in a sequence, which no rollback undoes: after such an op the
 count must still be untouched."""
 
-from invariants import no_user_code
+from invariants import no_user_code, out_of_reach
 from params import HOSTILE_PATH, HOSTILE_SCHEMA as SCHEMA, STRANGER
 
 # The role of the burst's spies (Choices.session_forms), once per server.
@@ -17,6 +17,28 @@ STRANGER_SQL = ("DO $r$BEGIN CREATE ROLE %s; EXCEPTION WHEN duplicate_object THE
 TYPES = ["text", "name", "oid", '"char"', "int4", "int8", "bool", "timestamptz", "interval", "regclass",
          "idgen_layout", "idgen_system"]
 OPERATORS = ["=", "<>", "<", ">", "<=", ">="]
+
+CURRENT_HERE = ("SELECT e.extversion = a.default_version FROM pg_extension e"
+                " JOIN pg_available_extensions a ON a.name = e.extname WHERE e.extname = 'idgen'")
+
+# What of idgen's a role without privileges may use of those it must not,
+# in the database one is connected to (out_of_reach).
+REACHED = """
+SELECT p.oid::regprocedure::text
+FROM pg_catalog.pg_proc p
+JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'idgen'
+WHERE pg_catalog.has_function_privilege(%(role)s, p.oid, 'EXECUTE')
+  AND (p.prorettype IN ('pg_catalog.trigger'::regtype, 'pg_catalog.event_trigger'::regtype)
+       OR p.proname IN ('objectid_sortsupport', 'idgen_stats_reset', 'idgen_resume_after')
+       OR p.proname LIKE 'idgen\\_lease\\_%%')
+UNION ALL
+SELECT 'the tokens of ' || c.oid::regclass::text
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
+JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'idgen'
+WHERE c.relname = 'idgen_lease' AND pg_catalog.has_column_privilege(%(role)s, c.oid, 'token', 'SELECT')
+ORDER BY 1"""
 
 PLANT = """
 DO $plant$
@@ -53,6 +75,20 @@ class Hostile:
     @staticmethod
     def search_path(op):
         return HOSTILE_PATH if op.get("hostile") else None
+
+    def check_reach(self):
+        """What a role without privileges may use, in every database of
+        every live primary whose idgen is of this version: after an op
+        that makes or changes an extension's objects (a create, an update,
+        a restore, pg_upgrade and its rollback)."""
+        for c in sorted(self.clusters):
+            if not self.live(c) and not self.live(c, "registry"):
+                continue
+            cl = self.clusters[c]
+            for (db,) in cl.query("postgres", "SELECT datname FROM pg_database WHERE datallowconn ORDER BY 1"):
+                if cl.query(db, CURRENT_HERE) == [(True,)]:
+                    cl.query(db, STRANGER_SQL)
+                    out_of_reach([r[0] for r in cl.query(db, REACHED, {"role": STRANGER})], "%s/%s" % (c, db))
 
     def check_hostile(self, op):
         """After an op with a hostile session: no call of a shadowing

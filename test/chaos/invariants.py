@@ -287,14 +287,15 @@ def refused_definition(bad, error, before, after, where):
     sequence, shard and random, each once, in bits or digits that a bigint
     holds; a time unit of whole milliseconds.  A definition that breaks
     one is refused as the caller's error (SQLSTATE class 22 or 42), and
-    the table is left as it was.  error: (SQLSTATE, message) or None."""
+    the table is left as it was, however it was written (bad["writer"]).
+    error: (SQLSTATE, message) or None; before, after: the table's rows,
+    digested."""
     if error is not None and (error[0] or "").startswith(("22", "42")) and before == after:
         return
-    raise Violation("flawed definition", bad["name"], "%s: idgen_define_layout(%r, fields %s, widths %s, %s,"
-                    " radix %s), %s: %s" % (
-                        where, bad["name"], bad["fields"], bad["widths"], bad["unit"], bad["radix"], bad["flaw"],
-                        "accepted" if error is None else "refused with %s (%s), %d layouts before, %d after"
-                        % (error[0], error[1].splitlines()[0], before, after)))
+    raise Violation("flawed definition", bad["name"], "%s: %s of %r, fields %s, widths %s, %s, radix %s, %s: %s" % (
+        where, bad["writer"], bad["name"], bad["fields"], bad["widths"], bad["unit"], bad["radix"], bad["flaw"],
+        "accepted" if error is None else "refused with %s (%s), the table %s" % (
+            error[0], error[1].splitlines()[0], "unchanged" if before == after else "changed")))
 
 
 def setting_judged(name, value, flawed, error, where):
@@ -328,3 +329,52 @@ def hidden(shown, where):
     if shown:
         raise Violation("shown to a stranger", None, "%s: a role without privileges saw the times or"
                         " counts of %d rows of other sessions" % (where, shown))
+
+
+def out_of_reach(reached, where):
+    """docs/guarantees.md, A role without privileges: it may not execute
+    the functions only idgen calls (triggers, sort support),
+    idgen_stats_reset(), idgen_resume_after() or the registry's lease
+    functions, nor read the registry's tokens.  reached: those it may."""
+    if reached:
+        raise Violation("reached by a stranger", None, "%s: a role without privileges may use %s"
+                        % (where, ", ".join(reached)))
+
+
+def no_standby_horizon(h, where):
+    """docs/outbox.md, Standbys: a standby cannot see which of the
+    primary's transactions hold IDs, so idgen_horizon() refuses there."""
+    raise Violation("horizon on a standby", None, "%s: idgen_horizon() returned %s during recovery" % (where, h))
+
+
+def flawed_start_refused(flaw, answers, layout, where):
+    """README, Configuration: a server started with an invalid value in its
+    configuration file refuses to generate, naming the setting, and never
+    falls back to a default: where the default layout depends on it
+    (layout), decoding and horizons refuse too, naming it; otherwise the
+    horizon is answered (docs/guarantees.md, of a bad idgen.node_id).  A
+    mark file that cannot be read refuses generation, naming the file.
+    answers: probe name -> (SQLSTATE, message) or None."""
+    named = "idgen." + flaw["setting"] if "setting" in flaw else "idgen_hwm"
+    must_refuse = ["next"] + (["decode", "from_timestamp", "horizon"] if layout else [])
+    wrong = ["%s %s" % (p, "answered" if answers[p] is None else "refused without naming %s (%s)"
+                        % (named, answers[p][1].splitlines()[0]))
+             for p in must_refuse if answers[p] is None or named not in answers[p][1]]
+    if layout is False and answers["horizon"] is not None:
+        wrong.append("horizon refused (%s)" % answers["horizon"][1].splitlines()[0])
+    if wrong and "setting" in flaw:
+        raise Violation("bad setting used", None, "%s: started with idgen.%s = '%s': %s"
+                        % (where, flaw["setting"], flaw["value"], "; ".join(wrong)))
+    if wrong:
+        raise Violation("marks misread", None, "%s: started with its mark file garbled (%s): %s"
+                        % (where, flaw["marks"], "; ".join(wrong)))
+
+
+def refused_until_restart(got, where):
+    """README, idgen_resume_after(): it raises the marks, and generation
+    resumes at the next restart, also where the server generated before
+    (after rows copied in that idgen cannot see).  got: the ID a new
+    session got after the call, or None."""
+    if got is not None:
+        raise Violation("resumed before the restart", None, "%s: after idgen_resume_after(), before the restart,"
+                        " a new session got ID %d" % (where, got))

@@ -13,7 +13,7 @@ import time
 import psycopg2
 
 from clients import LOST, normalize, now_ms
-from invariants import Violation, horizon_kept, none_missed, read_once, unique
+from invariants import Violation, horizon_kept, no_standby_horizon, none_missed, read_once, unique
 from params import RELEASED
 
 # A built-in layout, so that no op drops or redefines it under the poller.
@@ -204,6 +204,20 @@ class Outbox:
         for c, db in list(self.pollers):
             if self.live(c):
                 self.poll(c, db, timeout_ms)
+        for s in sorted(self.clusters):
+            for c, db in list(self.pollers):
+                if self.primary_of.get(s) == c and self.live(s, "standby"):
+                    self.poll_standby(s, db)
+
+    def poll_standby(self, s, db):
+        """A poller pointed at a standby: idgen_horizon() there must refuse,
+        any way (a database not yet replayed, say), and never answer."""
+        try:
+            h = self.clusters[s].query(db, "SELECT idgen_horizon()")[0][0]
+        except psycopg2.Error as e:
+            self.refusals["horizon on a standby: %s" % e.pgcode] += 1
+            return
+        no_standby_horizon(h, "%s/%s at step %d" % (s, db, self.step))
 
 
 def poll_once(conn, poller, step, where, refusals):

@@ -10,7 +10,7 @@ import psycopg2
 
 from clients import create_extension, normalize
 from cluster import Cluster, as_user
-from invariants import restored
+from invariants import refused_until_restart, restored
 from layouts import HWM_STEP_MS
 from lineage import Lineage
 from moves import TABLE_STEP, Moves
@@ -32,6 +32,15 @@ CREATE TABLE IF NOT EXISTS chaos_checked (id bigint CHECK (chaos_chk(id) IS NOT 
 INSERT INTO chaos_checked SELECT i FROM generate_series(1, 100) i;
 SELECT count(*) FROM chaos_checked"""
 
+
+
+def try_next(cl, db):
+    """An ID of the default layout from a new session, or None where it
+    refused."""
+    try:
+        return cl.query(db, "SELECT idgen_next()")[0][0]
+    except psycopg2.Error:
+        return None
 
 
 class Restores(Moves):
@@ -72,12 +81,30 @@ class Restores(Moves):
         self.touch(c)
         if op.get("table"):
             self.table_step(c, op["db"])
+            resumed = True
         else:
-            self.resume_after(c, op["db"], op.get("newest", False))
+            resumed = self.resume_after(c, op["db"], op.get("newest", False))
+        if resumed:
+            self.found_mid_op(refused_until_restart, try_next(cl, op["db"]), "%s/%s at step %d"
+                              % (c, op["db"], self.step))
         cl.stop("fast")
         self.lineage[c].frontier.new_run()
         cl.start()
         self.touch(c)
+
+    def resume_before_restart(self, c, db):
+        """README's step after rows copied in that idgen cannot see, by a
+        DBA who knows none reaches past the newest ID the server handed
+        out: the marks raised past it (a time too far ahead of the clock
+        refused and counted); a new session then refuses until the
+        restart."""
+        cl = self.clusters[c]
+        try:
+            cl.query(db, "SELECT idgen_resume_after(to_timestamp(%s))", ((self.lineage[c].newest + 1) / 1000.0,))
+        except psycopg2.Error as e:
+            self.op_errors["idgen_resume_after before a restart: %s" % normalize(str(e))] += 1
+            return
+        self.found_mid_op(refused_until_restart, try_next(cl, db), "%s/%s at step %d" % (c, db, self.step))
 
     def table_step(self, c, db):
         """README's step after one table's load, as its hint says where it
@@ -114,13 +141,13 @@ class Restores(Moves):
         for wait in range(RESUME_WAIT_S, -1, -1):
             try:
                 self.clusters[c].query(db, "SELECT idgen_resume_after(to_timestamp(%s))", (after / 1000.0,))
-                return
+                return True
             except psycopg2.Error as e:
                 # 1.4 has no such function; a time too far ahead of this
                 # server's clock, which the hint says to wait for
                 if e.pgcode != "22023" or not wait:
                     self.op_errors["idgen_resume_after: %s" % normalize(str(e))] += 1
-                    return
+                    return False
                 time.sleep(1)
 
     def do_move(self, op):

@@ -38,6 +38,10 @@ from standbys import Standbys
 POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_update", "pause",
               "lose_hwm", "resume", "registry_start", "thaw", "registry_thaw", "registry_restore",
               "registry_failover", "etcd_start", "etcd_thaw"}
+# Ops that make or change an extension's objects, after which a role
+# without privileges may use no more than it may (Hostile.check_reach).
+REACH_CHECK_AFTER = {"cluster", "createdb", "ext_recreate", "ext_update", "upgrade", "rollback", "move",
+                     "dump_restore", "registry", "registry_restore"}
 # Ops after which no two servers may hold one node id.
 LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "stop_frozen", "unreserve",
                      "registry_thaw", "registry_restore", "registry_failover", "etcd_start", "etcd_thaw"}
@@ -168,6 +172,8 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefi
             try:
                 self.check_hostile(op)
                 self.check_saved(op)
+                if op["op"] in REACH_CHECK_AFTER:
+                    self.check_reach()
             except psycopg2.Error as e:
                 # a database the op failed to reach, say
                 self.op_errors["%s, checked after: %s" % (op["op"], normalize(str(e)))] += 1
@@ -221,8 +227,12 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefi
         # server was waiting for one (it may take the released id first)
         keep = self.lease_of(c) if op["mode"] == "fast" and self.all_held(c) else None
         gids = self.prepare_held(c, op["prepared"]) if op.get("prepared") else []
+        if op.get("resumed_in"):
+            self.resume_before_restart(c, op["resumed_in"])
         self.stop_releasing(c, op["mode"])
         self.lineage[c].frontier.new_run()
+        if op.get("flawed_start"):
+            self.start_flawed(op)
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.start()
         self.touch(c)
