@@ -82,7 +82,7 @@ class Hostile:
         that makes or changes an extension's objects (a create, an update,
         a restore, pg_upgrade and its rollback)."""
         for c in sorted(self.clusters):
-            if not self.live(c) and not self.live(c, "registry"):
+            if not self.live(c) and not (self.live(c, "registry") and self.registry_frozen is None):
                 continue
             cl = self.clusters[c]
             for (db,) in cl.query("postgres", "SELECT datname FROM pg_database WHERE datallowconn ORDER BY 1"):
