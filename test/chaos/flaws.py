@@ -137,14 +137,19 @@ class Flaws:
         else:
             return
         cl.write_settings(settings)
-        cl.start()
         try:
+            cl.start()
             answers = {name: probe(cl, flaw["db"], sql) for name, sql in PROBES}
+        except RuntimeError as e:
+            # README: a bad value never stops the server
+            answers = {"start": str(e).splitlines()[-1]}
         finally:
-            cl.stop("fast")
+            if cl.running:
+                cl.stop("fast")
             if kept is not None:
                 with open(hwm, "wb") as f:
                     f.write(kept)
+            cl.write_settings(self.settings_for(c, op["set"]))
         self.found_mid_op(flawed_start_refused, flaw, answers, flaw["setting"] in LAYOUT_SETTINGS
                           if "setting" in flaw else None, "%s/%s at step %d" % (c, flaw["db"], self.step))
 
@@ -157,13 +162,20 @@ class Flaws:
         try:
             with conn.cursor() as cur:
                 for bad in op["flawed"]:
+                    # one taken wrongly is undone, so that the layouts the
+                    # model knows stay as they are
+                    cur.execute("BEGIN")
                     cur.execute(TABLE)
                     before = cur.fetchone()[0]
                     sql, args = write_sql(bad, op["epoch"] + " 00:00:00+00", cur)
+                    cur.execute("SAVEPOINT write")
                     error = try_sql(cur, sql, args)
+                    if error is not None:
+                        cur.execute("ROLLBACK TO SAVEPOINT write")
                     cur.execute(TABLE)
-                    self.found_mid_op(refused_definition, bad, error, before, cur.fetchone()[0],
-                                      "%s/%s" % (op["c"], op["db"]))
+                    after = cur.fetchone()[0]
+                    cur.execute("ROLLBACK")
+                    self.found_mid_op(refused_definition, bad, error, before, after, "%s/%s" % (op["c"], op["db"]))
         finally:
             conn.close()
 
@@ -213,8 +225,12 @@ def write_sql(bad, epoch, cur):
 
 
 def probe(cl, db, sql):
-    """The error (SQLSTATE, message) a statement ends in, or None."""
-    conn = cl.connect(db)
+    """The error (SQLSTATE, message) a statement in a new session ends in,
+    or None."""
+    try:
+        conn = cl.connect(db)
+    except psycopg2.Error as e:
+        return (e.pgcode, "no session: %s" % e)
     try:
         with conn.cursor() as cur:
             return try_sql(cur, sql, None)

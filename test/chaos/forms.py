@@ -5,10 +5,16 @@ be."""
 
 from flaws import EDGE_SETTINGS, FLAWED_SETTINGS, flawed_definitions, start_flaws
 from layouts import NAMES
-from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, MAX_NODE_SETTING, FLAWED_DEFINES, FLAWED_STARTS, RESUMED_RESTARTS,
-                    TRIED_SETTINGS,
+from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, FLAWED_DEFINES, FLAWED_STARTS, MAX_NODE_SETTING,
+                    RESTARTED_CLUSTERS, RESUMED_RESTARTS, TRIED_SETTINGS,
                     HOSTILE_CLIENTS, HOSTILE_DEFINES, POLLED_RESTARTS, RACING, SPY_BURSTS, STRANGER,
                     TX_CLIENTS)
+
+
+def fits(s):
+    """Whether settings s have no flaw of their own that a start refuses
+    first (the node_bits drill restarts with a node id that does not fit)."""
+    return s.get("node_id") is not None and 0 <= s["node_id"] < min(1 << s["node_bits"], MAX_NODE_SETTING + 1)
 
 
 class Forms:
@@ -74,16 +80,44 @@ class Forms:
         if op["op"] == "restart" and side.random() < TRIED_SETTINGS:
             tried = [(n, v, True) for n, v in FLAWED_SETTINGS] + [(n, v, False) for n, v in EDGE_SETTINGS]
             op["tried_settings"] = [list(t) for t in side.sample(tried, len(tried))]
-        plain = op["op"] == "restart" and op["mode"] == "fast" and self.clusters[op["c"]]["role"] == "primary" \
-            and not self.leasing(op["c"]) and self.dbs(op["c"], CURRENT)
-        # a flaw of its own only where the op's settings have none (the
-        # node_bits drill restarts with a node id that does not fit)
-        node = op["set"].get("node_id") if plain else None
-        fits = node is not None and 0 <= node < min(1 << op["set"]["node_bits"], MAX_NODE_SETTING + 1)
-        if fits and side.random() < FLAWED_STARTS:
-            op["flawed_start"] = dict(side.choice(side.choice(start_flaws())), db=side.choice(self.dbs(op["c"], CURRENT)))
-        if plain and side.random() < RESUMED_RESTARTS:
-            op["resumed_in"] = side.choice(self.dbs(op["c"], CURRENT))
+        if op["op"] == "restart" and self.plain_restart(op):
+            m = self.clusters[op["c"]]["set"]
+            # not where the clock goes back: the start with a flaw would
+            # take from the margin by which the clock is behind the IDs
+            if fits(op["set"]) and op["set"]["clock_offset_ms"] >= m["clock_offset_ms"] \
+                    and side.random() < FLAWED_STARTS:
+                op["flawed_start"] = dict(side.choice(side.choice(start_flaws())), db=side.choice(self.dbs(op["c"], CURRENT)))
+            # a drill's restart checks what came before it, which a resume
+            # would raise past
+            if not (op.get("drill") or op.get("part")) and side.random() < RESUMED_RESTARTS:
+                op["resumed_in"] = side.choice(self.dbs(op["c"], CURRENT))
+        if op["op"] == "cluster" and side.random() < RESTARTED_CLUSTERS:
+            self.restart_after(op, side)
+
+    def plain_restart(self, op):
+        """A fast restart of a primary that does not lease, with a database
+        of this version."""
+        return op["mode"] == "fast" and self.clusters[op["c"]]["role"] == "primary" and not self.leasing(op["c"]) \
+            and self.dbs(op["c"], CURRENT)
+
+    @staticmethod
+    def restart_after(op, side):
+        """A new server that does not lease, once its databases are made,
+        restarted fast with its settings: started once with a flaw first
+        (flaws.py), or after README's step after an unseen load
+        (Restores.resume_before_restart), or both.  Before it made an ID:
+        a drill's restart checks what came before it, which a resume would
+        raise past, and a start with a flaw would take from its clock's
+        margins."""
+        s = op["set"]
+        if s.get("lease") or s.get("synchronous_standby_names") or not op.get("dbs"):
+            return
+        then = {"c": op["c"]}
+        if fits(s) and side.random() < 1 / 2:
+            then["flawed_start"] = dict(side.choice(side.choice(start_flaws())), db=side.choice(op["dbs"]))
+        if "flawed_start" not in then or side.random() < 1 / 2:
+            then["resumed_in"] = side.choice(op["dbs"])
+        op["then_restart"] = then
 
     def edge_block(self, call, fields, widths, radix):
         """Now and then (drawn from a stream of its own), a block past what

@@ -353,14 +353,16 @@ def flawed_start_refused(flaw, answers, layout, where):
     falls back to a default: where the default layout depends on it
     (layout), decoding and horizons refuse too, naming it; otherwise the
     horizon is answered (docs/guarantees.md, of a bad idgen.node_id).  A
-    mark file that cannot be read refuses generation, naming the file.
-    answers: probe name -> (SQLSTATE, message) or None."""
-    named = "idgen." + flaw["setting"] if "setting" in flaw else "idgen_hwm"
+    mark file that cannot be read refuses generation, saying so.  Neither
+    stops the server.  answers: probe name -> (SQLSTATE, message) or None,
+    or {"start": why} where the server did not start."""
+    named = "idgen." + flaw["setting"] if "setting" in flaw else '"idgen_hwm" is unreadable'
     must_refuse = ["next"] + (["decode", "from_timestamp", "horizon"] if layout else [])
-    wrong = ["%s %s" % (p, "answered" if answers[p] is None else "refused without naming %s (%s)"
-                        % (named, answers[p][1].splitlines()[0]))
-             for p in must_refuse if answers[p] is None or named not in answers[p][1]]
-    if layout is False and answers["horizon"] is not None:
+    wrong = ["the server did not start (%s)" % answers["start"]] if "start" in answers else [
+        "%s %s" % (p, "answered" if answers[p] is None else "refused without naming %s (%s)"
+                   % (named, answers[p][1].splitlines()[0]))
+        for p in must_refuse if answers[p] is None or named not in answers[p][1]]
+    if layout is False and "start" not in answers and answers["horizon"] is not None:
         wrong.append("horizon refused (%s)" % answers["horizon"][1].splitlines()[0])
     if wrong and "setting" in flaw:
         raise Violation("bad setting used", None, "%s: started with idgen.%s = '%s': %s"

@@ -152,8 +152,11 @@ class Leases:
 
         def stop():
             postmaster = cl.postmaster_pid()
-            if postmaster is not None:
-                os.kill(postmaster, signal.SIGINT)
+            if postmaster is None:
+                # gone: its pids may be another server's now
+                cl.running = False
+                return
+            os.kill(postmaster, signal.SIGINT)
             for pid in pids:
                 try:
                     os.kill(pid, signal.SIGTERM)

@@ -215,7 +215,7 @@ class Outbox:
         try:
             h = self.clusters[s].query(db, "SELECT idgen_horizon()")[0][0]
         except psycopg2.Error as e:
-            self.refusals["horizon on a standby: %s" % e.pgcode] += 1
+            self.refusals["horizon on a standby: %s" % (e.pgcode or "no session")] += 1
             return
         no_standby_horizon(h, "%s/%s at step %d" % (s, db, self.step))
 

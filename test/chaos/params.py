@@ -124,11 +124,17 @@ FLAWED_DEFINES = 0.3
 # sets each setting to the values at the edges of its range and past them
 # (flaws.py).
 TRIED_SETTINGS = 0.3
-# Before this share of the fast restarts of primaries that do not lease,
-# the server starts once with a flawed setting in its configuration file
-# or its mark file garbled (flaws.py), then as the op says.
+# Before this share of the fast restarts of primaries that do not lease
+# (not where the clock goes back), the server starts once with a flawed
+# setting in its configuration file or its mark file garbled (flaws.py).
 FLAWED_STARTS = 0.3
-# Before this share of those restarts, a DBA raises the marks past the
-# newest ID, as README says to after rows copied in that idgen cannot see
-# (Restores.resume_before_restart).
-RESUMED_RESTARTS = 0.2
+# Before this share of the random ones (not a drill's), a DBA raises the
+# marks past the newest ID, as README says to after rows copied in that
+# idgen cannot see (Restores.resume_before_restart).
+RESUMED_RESTARTS = 0.5
+# After this share of the new servers that do not lease, a fast restart:
+# one that starts once with a flawed setting in its configuration file or
+# its mark file garbled (flaws.py), or after a DBA raised the marks past
+# the newest ID, as README says to after rows copied in that idgen cannot
+# see (Restores.resume_before_restart), or both.
+RESTARTED_CLUSTERS = 0.8

@@ -35,11 +35,13 @@ SELECT count(*) FROM chaos_checked"""
 
 
 def try_next(cl, db):
-    """An ID of the default layout from a new session, or None where it
-    refused."""
+    """An ID of the default layout from a new session, or None where idgen
+    refused (an error without a SQLSTATE, a lost connection, is raised)."""
     try:
         return cl.query(db, "SELECT idgen_next()")[0][0]
-    except psycopg2.Error:
+    except psycopg2.Error as e:
+        if e.pgcode is None:
+            raise
         return None
 
 

@@ -136,10 +136,14 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefi
         are counted, and the run goes on."""
         try:
             self.run_op(op)
+            after = []
         except Violation as v:
+            after = [v]
+        # those found mid-op first: they came first
+        for v in self.found + after:
             v.drill = op.get("drill") or op.get("part")
             if v.kind not in self.ignore and "%s@%s" % (v.kind, v.drill) not in self.ignore:
-                raise
+                raise v
             if not self.ignored[v.kind]:
                 print("  ignored (--ignore) at step %d: %s" % (self.step, v), flush=True)
             self.ignored[v.kind] += 1
@@ -161,6 +165,9 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefi
             done = handler(op)
             if op.get("adopt") and done is not False:
                 self.do_adopt(op["adopt"])
+            if op.get("then_restart") and done is not False:
+                then = op["then_restart"]
+                self.do_restart(dict(then, op="restart", mode="fast", set=dict(self.clusters[then["c"]].settings)))
         except (RuntimeError, psycopg2.Error) as e:
             self.op_errors["%s: %s" % (op["op"], normalize(str(e)))] += 1
             done = True
@@ -183,8 +190,6 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefi
             self.check_held()
         if (op["op"] in POLL_AFTER or (op["op"] == "burst" and op.get("kill"))) and op.get("poll", True):
             self.poll_all(op.get("poll_timeout_ms", 30000))
-        if self.found:
-            raise self.found[0]
 
     def new_cluster(self, name, settings):
         cl = Cluster(self.pg, self.root, name)
