@@ -104,13 +104,14 @@ PROBES = [("next", "SELECT idgen_next()"), ("decode", "SELECT (idgen_decode(1)).
           ("from_timestamp", "SELECT idgen_from_timestamp(now())"), ("horizon", "SELECT idgen_horizon()")]
 
 
-def start_flaws():
-    """The flaws a start may have (Forms.flaw_forms), in three groups alike
+def start_flaw(rng, dbs):
+    """A flaw a start may have (Forms.flaw_forms), from three groups alike
     likely: of settings the default layout depends on, of the others, of
-    the mark file."""
+    the mark file; and the database of dbs it is probed in."""
     settings = [{"setting": n, "value": v} for n, v in FLAWED_SETTINGS if n in STARTUP_SETTINGS]
-    return [[f for f in settings if f["setting"] in LAYOUT_SETTINGS],
-            [f for f in settings if f["setting"] not in LAYOUT_SETTINGS], [{"marks": how} for how in sorted(GARBLES)]]
+    groups = [[f for f in settings if f["setting"] in LAYOUT_SETTINGS],
+              [f for f in settings if f["setting"] not in LAYOUT_SETTINGS], [{"marks": how} for how in sorted(GARBLES)]]
+    return dict(rng.choice(rng.choice(groups)), db=rng.choice(dbs))
 
 
 class Flaws:

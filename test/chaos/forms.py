@@ -3,7 +3,7 @@ that adding one leaves the ops a seed drew before as they were: an
 idgen_adopt() after a burst, the sessions' forms, blocks past what one may
 be."""
 
-from flaws import EDGE_SETTINGS, FLAWED_SETTINGS, flawed_definitions, start_flaws
+from flaws import EDGE_SETTINGS, FLAWED_SETTINGS, flawed_definitions, start_flaw
 from layouts import NAMES
 from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, FLAWED_DEFINES, FLAWED_STARTS, MAX_NODE_SETTING,
                     RESTARTED_CLUSTERS, RESUMED_RESTARTS, TRIED_SETTINGS,
@@ -86,7 +86,7 @@ class Forms:
             # take from the margin by which the clock is behind the IDs
             if fits(op["set"]) and op["set"]["clock_offset_ms"] >= m["clock_offset_ms"] \
                     and side.random() < FLAWED_STARTS:
-                op["flawed_start"] = dict(side.choice(side.choice(start_flaws())), db=side.choice(self.dbs(op["c"], CURRENT)))
+                op["flawed_start"] = start_flaw(side, self.dbs(op["c"], CURRENT))
             # a drill's restart checks what came before it, which a resume
             # would raise past
             if not (op.get("drill") or op.get("part")) and side.random() < RESUMED_RESTARTS:
@@ -114,7 +114,7 @@ class Forms:
             return
         then = {"c": op["c"]}
         if fits(s) and side.random() < 1 / 2:
-            then["flawed_start"] = dict(side.choice(side.choice(start_flaws())), db=side.choice(op["dbs"]))
+            then["flawed_start"] = start_flaw(side, op["dbs"])
         if "flawed_start" not in then or side.random() < 1 / 2:
             then["resumed_in"] = side.choice(op["dbs"])
         op["then_restart"] = then

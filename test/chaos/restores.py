@@ -87,8 +87,7 @@ class Restores(Moves):
         else:
             resumed = self.resume_after(c, op["db"], op.get("newest", False))
         if resumed:
-            self.found_mid_op(refused_until_restart, try_next(cl, op["db"]), "%s/%s at step %d"
-                              % (c, op["db"], self.step))
+            self.refusing_until_restart(c, op["db"])
         cl.stop("fast")
         self.lineage[c].frontier.new_run()
         cl.start()
@@ -106,7 +105,13 @@ class Restores(Moves):
         except psycopg2.Error as e:
             self.op_errors["idgen_resume_after before a restart: %s" % normalize(str(e))] += 1
             return
-        self.found_mid_op(refused_until_restart, try_next(cl, db), "%s/%s at step %d" % (c, db, self.step))
+        self.refusing_until_restart(c, db)
+
+    def refusing_until_restart(self, c, db):
+        """After idgen_resume_after(), a new session gets no ID until the
+        restart (invariants.refused_until_restart)."""
+        self.found_mid_op(refused_until_restart, try_next(self.clusters[c], db), "%s/%s at step %d"
+                          % (c, db, self.step))
 
     def table_step(self, c, db):
         """README's step after one table's load, as its hint says where it
