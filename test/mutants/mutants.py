@@ -255,7 +255,9 @@ SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                   # but those --rates killed on three, each within a minute (2026-11-27)
                   "blind4_shard_range_edge", "blind5_horizon_floor_from_file_floor",
                   "blind5_node_id_rejected_value_kept_default", "blind6_horizon_prepared_epoch_sign",
-                  "blind10_marks_file_fields_swapped", "blind10_registry_password_accepted"}
+                  "blind10_marks_file_fields_swapped", "blind10_registry_password_accepted",
+                  "blind11_resume_after_revoke_wrong_function", "blind11_resume_after_keeps_generating",
+                  "blind11_horizon_file_entries_this_run", "blind11_marks_file_bad_line_accepted"}
 
 
 def main(argv):
