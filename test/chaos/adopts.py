@@ -13,6 +13,7 @@ import psycopg2
 
 from clients import now_ms
 from invariants import adopt_admitted, adopt_changed, adopt_refused
+from params import HOSTILE_PATH
 
 # Where a table's keys lie, as a number of ms from the clock, given the
 # server's idgen.max_clock_regression_ms (m); None: a sequence's 1 to 100.
@@ -53,10 +54,18 @@ class Adopts:
                     c, db, table, op["keys"], margin, view["offset"])
                 before = self.adopt_state(cur, table)
                 largest = before[-1]
+                # the caller's search_path shadows its comparisons: none may
+                # run inside idgen_adopt() (Hostile)
+                cur.execute("SET search_path = %s" % HOSTILE_PATH)
+                error = None
                 try:
                     cur.execute("SELECT idgen_adopt(%s, 'id', %s)", (table, op["column"] == "serial"))
                 except psycopg2.Error as e:
-                    self.adopt_refusal(cur, op, e, before, where)
+                    error = e
+                cur.execute("RESET search_path")
+                self.check_user_code(c, db, "idgen_adopt()")
+                if error is not None:
+                    self.adopt_refusal(cur, op, error, before, where)
                     return None
                 self.adopt_expected(op, margin, largest, where)
                 self.adopt_new_ids(cur, op, view, largest, where)

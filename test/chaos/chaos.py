@@ -204,6 +204,8 @@ def summary(world, seed, steps, seconds, ops):
     if world.hostile_checked:
         print("databases that ran hostile sessions, no operator of theirs called: %d times"
               % world.hostile_checked)
+    if world.inputs_checked:
+        print("calls at or past the edges of README's ranges, answered as it says: %d" % world.inputs_checked)
     if world.handovers:
         print("a leased node id generated under by another server than before (times, per layout): %d"
               % world.handovers)

@@ -140,9 +140,11 @@ class Cluster:
         if "clock_offset_ms" in settings:
             settings["clock_offset_ms"] = int(settings["clock_offset_ms"]) + self.base_offset_ms
         lines = ["idgen.%s = '%s'" % (k, v) for k, v in sorted(settings.items())
-                 if k not in ("synchronous_standby_names",)]
+                 if k not in ("synchronous_standby_names", "shared_preload_libraries")]
         if settings.get("synchronous_standby_names"):
             lines.append("synchronous_standby_names = '%s'" % settings["synchronous_standby_names"])
+        if "shared_preload_libraries" in settings:
+            lines.append("shared_preload_libraries = '%s'" % settings["shared_preload_libraries"])
         path = os.path.join(self.data, "chaos.conf")
         with open(path, "w") as f:
             f.write("\n".join(lines) + "\n")

@@ -7,6 +7,7 @@ the edges of their ranges.  A flaw must be refused as the caller's error,
 leaving the table or the settings as they were, an edge taken
 (invariants.refused_definition, invariants.setting_judged)."""
 
+import datetime
 import os
 
 import psycopg2
@@ -14,7 +15,11 @@ import psycopg2
 from invariants import flawed_start_refused, refused_definition, setting_judged
 from layouts import FAMILIES
 
-FLAWS = ["twice", "time_later", "unknown", "negative", "too_wide", "no_time", "tick", "radix", "name"]
+FLAWS = ["twice", "time_later", "unknown", "negative", "too_wide", "no_time", "tick", "radix", "name",
+         "widths_short", "null_width", "field_wide", "epoch_fraction", "epoch_early", "epoch_future", "ended"]
+# docs/design.md, Layouts defined in SQL: checked when defined by the
+# function only; a row that arrives otherwise (a restore) was made before
+DEFINE_ONLY = ["epoch_future", "ended"]
 BAD_TICKS = ["0 milliseconds", "1.5 milliseconds", "2 seconds", "-1 millisecond", "1 month"]
 BAD_NAMES = ["Alpha", "9lives", "", "a b", "x" * 64, "twitter", "idgen"]
 WRITERS = ["define", "insert", "update"]
@@ -23,17 +28,20 @@ WRITERS = ["define", "insert", "update"]
 def flawed_definitions(family, rng):
     """Definitions like family's, one with each flaw, in an order drawn
     from rng."""
-    return [flawed_definition(family, flaw, rng) for flaw in rng.sample(FLAWS, len(FLAWS))]
+    flaws = [flawed_definition(family, flaw, rng) for flaw in rng.sample(FLAWS, len(FLAWS))]
+    return [bad for bad in flaws if bad is not None]
 
 
 def flawed_definition(family, flaw, rng):
     """A definition like family's with flaw, the rest drawn from rng, of a
     name no op defines (unless the name is the flaw): "already exists"
-    would be a refusal for another reason."""
-    name = "flawed"
+    would be a refusal for another reason.  None where the family cannot
+    have the flaw alone."""
+    name, epoch = "flawed", None
     fields, widths, unit, radix = FAMILIES[family]
     fields, widths = list(fields), list(widths)
     other = rng.randrange(1, len(fields))
+    writer = rng.choice(WRITERS)
     if flaw == "twice":
         # a field again, its bits taken from time: only the repeat is wrong
         fields.append(fields[other])
@@ -56,8 +64,32 @@ def flawed_definition(family, flaw, rng):
         radix = rng.choice([0, 3, 16])
     elif flaw == "name":
         name = rng.choice(BAD_NAMES)
+    elif flaw == "widths_short":
+        widths.pop()
+    elif flaw == "null_width":
+        widths[other] = None
+    elif flaw == "field_wide":
+        # 32 bits, the rest 1 and a tick of a second: time lasts 34 years
+        if radix == 10:
+            return None
+        widths = [1] * len(fields)
+        widths[other] = 32
+        widths[0] = 63 - sum(widths[1:])
+        unit = "1 second"
+    elif flaw == "epoch_fraction":
+        epoch = "%s 00:00:00.0005+00"       # the op's epoch date
+    elif flaw == "epoch_early":
+        epoch = "1899-12-31 00:00:00+00"
+    elif flaw == "epoch_future":
+        epoch = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).strftime(
+            "%Y-%m-%d 00:00:00+00")
+    elif flaw == "ended":
+        # about 17 minutes of ticks from an epoch years ago
+        widths[0] = 6 if radix == 10 else 20
+    if flaw in DEFINE_ONLY:
+        writer = "define"
     return {"flaw": flaw, "name": name, "fields": fields, "widths": widths, "unit": unit, "radix": radix,
-            "writer": rng.choice(WRITERS)}
+            "writer": writer, "epoch": epoch}
 
 # README, Configuration: each setting's range, and no password in the
 # registry's address, whose setting members of pg_read_all_settings read;
@@ -67,8 +99,8 @@ EDGE_SETTINGS = [
     ("node_registry", "host=/tmp dbname=registry passfile=/nonexistent"),
     ("node_id", "0"), ("node_id", "1023"), ("node_lease_s", "5"), ("node_lease_s", "3600"),
     ("node_bits", "0"), ("node_bits", "10"), ("epoch", "1900-01-01"), ("epoch", "2200-01-01"),
-    ("max_marks", "64"), ("max_marks", "65536"), ("max_lead_ms", "60000"),
-    ("max_clock_regression_ms", "3600000"), ("lease_test_unsafe", "fence"),
+    ("max_marks", "64"), ("max_marks", "65536"), ("max_lead_ms", "0"), ("max_lead_ms", "60000"),
+    ("max_clock_regression_ms", "0"), ("max_clock_regression_ms", "3600000"), ("lease_test_unsafe", "fence"),
 ]
 FLAWED_SETTINGS = [
     ("node_registry", "host=/tmp dbname=registry password=secret"),
@@ -80,7 +112,8 @@ FLAWED_SETTINGS = [
     ("node_bits", "11"), ("node_bits", "-1"),
     ("epoch", "1899-12-31"), ("epoch", "2200-01-02"), ("epoch", "2024-02-30"), ("epoch", "2024-13-01"),
     ("max_marks", "63"), ("max_marks", "65537"),
-    ("max_lead_ms", "60001"), ("max_clock_regression_ms", "3600001"),
+    ("max_lead_ms", "-1"), ("max_lead_ms", "60001"), ("max_clock_regression_ms", "-1"),
+    ("max_clock_regression_ms", "3600001"),
     ("lease_test_unsafe", "fencing"),
 ]
 
@@ -98,19 +131,33 @@ GARBLES = {
     "beyond": lambda text: text + b"* 0 9223372036854775000\n",
     "short": lambda text: text + b"* 0\n",
 }
-# What a start with a flaw is asked: SQL that generates, then what
-# decodes and the horizon
-PROBES = [("next", "SELECT idgen_next()"), ("decode", "SELECT (idgen_decode(1)).ts"),
-          ("from_timestamp", "SELECT idgen_from_timestamp(now())"), ("horizon", "SELECT idgen_horizon()")]
+# What a start with a flaw is asked: SQL that generates, each way, then
+# what reads idgen's own layout, with its name and without, and the horizon
+GENERATES = [("next", "SELECT idgen_next()"), ("next named", "SELECT idgen_next('js53')"),
+             ("block", "SELECT idgen_next_block(1)"), ("batch", "SELECT idgen_next_batch(1, 'pgedge')")]
+READS_LAYOUT = [("decode", "SELECT (idgen_decode(1)).ts"), ("decode named", "SELECT (idgen_decode(1, 'idgen')).ts"),
+                ("from_timestamp", "SELECT idgen_from_timestamp(now())"),
+                ("from_timestamp named", "SELECT idgen_from_timestamp(now(), 'idgen')"),
+                ("span", "SELECT idgen_span('1 day')")]
+HORIZONS = [("horizon", "SELECT idgen_horizon()"), ("horizon named", "SELECT idgen_horizon('idgen')")]
+# what reads shared memory, and what does not: a start without idgen
+# preloaded (docs/guarantees.md, Without preloading)
+VIEWS = [("workers", "SELECT count(*) FROM idgen_workers"), ("stats", "SELECT count(*) FROM idgen_stats"),
+         ("capacity", "SELECT count(*) FROM idgen_capacity"),
+         ("holders", "SELECT count(*) FROM idgen_horizon_holders")]
+UNSHARED = [("decode js53", "SELECT (idgen_decode(1, 'js53')).ts"), ("objectid", "SELECT objectid()")]
+PROBES = GENERATES + READS_LAYOUT + HORIZONS + VIEWS + UNSHARED
 
 
 def start_flaw(rng, dbs):
-    """A flaw a start may have (Forms.flaw_forms), from three groups alike
+    """A flaw a start may have (Forms.flaw_forms), from four groups alike
     likely: of settings the default layout depends on, of the others, of
-    the mark file; and the database of dbs it is probed in."""
+    the mark file, and idgen not preloaded; and the database of dbs it is
+    probed in."""
     settings = [{"setting": n, "value": v} for n, v in FLAWED_SETTINGS if n in STARTUP_SETTINGS]
     groups = [[f for f in settings if f["setting"] in LAYOUT_SETTINGS],
-              [f for f in settings if f["setting"] not in LAYOUT_SETTINGS], [{"marks": how} for how in sorted(GARBLES)]]
+              [f for f in settings if f["setting"] not in LAYOUT_SETTINGS], [{"marks": how} for how in sorted(GARBLES)],
+              [{"unloaded": True}]]
     return dict(rng.choice(rng.choice(groups)), db=rng.choice(dbs))
 
 
@@ -130,6 +177,8 @@ class Flaws:
         settings = self.settings_for(c, op["set"])
         if "setting" in flaw:
             settings[flaw["setting"]] = flaw["value"]
+        elif "unloaded" in flaw:
+            settings["shared_preload_libraries"] = ""
         elif os.path.exists(hwm):
             with open(hwm, "rb") as f:
                 kept = f.read()
@@ -151,8 +200,9 @@ class Flaws:
                 with open(hwm, "wb") as f:
                     f.write(kept)
             cl.write_settings(self.settings_for(c, op["set"]))
-        self.found_mid_op(flawed_start_refused, flaw, answers, flaw["setting"] in LAYOUT_SETTINGS
-                          if "setting" in flaw else None, "%s/%s at step %d" % (c, flaw["db"], self.step))
+        named, must_refuse, must_answer = flaw_answers(flaw)
+        self.found_mid_op(flawed_start_refused, flaw, answers, named, [p for p, _ in must_refuse],
+                          [p for p, _ in must_answer], "%s/%s at step %d" % (c, flaw["db"], self.step))
 
     def refuse_flawed(self, op):
         """The flawed definitions, tried in a session of op's database, each
@@ -168,7 +218,8 @@ class Flaws:
                     cur.execute("BEGIN")
                     cur.execute(TABLE)
                     before = cur.fetchone()[0]
-                    sql, args = write_sql(bad, op["epoch"] + " 00:00:00+00", cur)
+                    epoch = bad.get("epoch") or "%s 00:00:00+00"
+                    sql, args = write_sql(bad, epoch.replace("%s", op["epoch"]), cur)
                     cur.execute("SAVEPOINT write")
                     error = try_sql(cur, sql, args)
                     if error is not None:
@@ -223,6 +274,18 @@ def write_sql(bad, epoch, cur):
         elif bad["flaw"] == "name":
             writer = "rename"
     return WRITE[writer], args
+
+
+def flaw_answers(flaw):
+    """What a start with flaw must name when it refuses, the PROBES it
+    must refuse, and those it must answer."""
+    if "unloaded" in flaw:
+        return "shared_preload_libraries", GENERATES + HORIZONS + VIEWS, READS_LAYOUT + UNSHARED
+    if "marks" in flaw:
+        return '"idgen_hwm" is unreadable', GENERATES, []
+    if flaw["setting"] in LAYOUT_SETTINGS:
+        return "idgen." + flaw["setting"], GENERATES + READS_LAYOUT + HORIZONS, UNSHARED
+    return "idgen." + flaw["setting"], GENERATES, HORIZONS + UNSHARED
 
 
 def probe(cl, db, sql):

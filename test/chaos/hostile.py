@@ -38,7 +38,25 @@ FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
 JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'idgen'
 WHERE c.relname = 'idgen_lease' AND pg_catalog.has_column_privilege(%(role)s, c.oid, 'token', 'SELECT')
+UNION ALL
+SELECT 'writes to ' || c.oid::regclass::text
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
+JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'idgen'
+WHERE pg_catalog.has_table_privilege(%(role)s, c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE')
+UNION ALL
+SELECT 'sets ' || name FROM pg_catalog.pg_settings WHERE name LIKE 'idgen.%%' AND context = 'user'
 ORDER BY 1"""
+
+# What that role sees, in a session of its own, of what it must not: the
+# registry's address (superuser only: it may name a password file) and
+# who holds a node id.
+SEES = """
+SET ROLE %s;
+SELECT 'the setting ' || name FROM pg_catalog.pg_settings WHERE name = 'idgen.node_registry'
+UNION ALL
+SELECT 'the holder of node id ' || node_id FROM idgen_leases WHERE holder IS NOT NULL OR system_identifier IS NOT NULL
+ORDER BY 1""" % STRANGER
 
 PLANT = """
 DO $plant$
@@ -88,7 +106,8 @@ class Hostile:
             for (db,) in cl.query("postgres", "SELECT datname FROM pg_database WHERE datallowconn ORDER BY 1"):
                 if cl.query(db, CURRENT_HERE) == [(True,)]:
                     cl.query(db, STRANGER_SQL)
-                    out_of_reach([r[0] for r in cl.query(db, REACHED, {"role": STRANGER})], "%s/%s" % (c, db))
+                    reached = cl.query(db, REACHED, {"role": STRANGER}) + cl.query(db, SEES)
+                    out_of_reach([r[0] for r in reached], "%s/%s" % (c, db))
 
     def check_hostile(self, op):
         """After an op with a hostile session: no call of a shadowing
@@ -97,10 +116,11 @@ class Hostile:
         if op.get("hostile"):
             where.add((op["c"], op["db"]))
         for c, db in sorted(where):
-            if not self.live(c):
-                continue
-            # none where a restore left the schema out
-            calls = self.clusters[c].query(
-                db, "SELECT pg_sequence_last_value(to_regclass('%s.calls'))" % SCHEMA)[0][0]
-            no_user_code(calls or 0, "%s/%s after %s" % (c, db, op["op"]))
-            self.hostile_checked += 1
+            if self.live(c):
+                self.check_user_code(c, db, op["op"])
+
+    def check_user_code(self, c, db, after):
+        # none where a restore left the schema out
+        calls = self.clusters[c].query(db, "SELECT pg_sequence_last_value(to_regclass('%s.calls'))" % SCHEMA)[0][0]
+        no_user_code(calls or 0, "%s/%s after %s" % (c, db, after))
+        self.hostile_checked += 1

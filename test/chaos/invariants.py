@@ -335,7 +335,9 @@ def out_of_reach(reached, where):
     """docs/guarantees.md, A role without privileges: it may not execute
     the functions only idgen calls (triggers, sort support),
     idgen_stats_reset(), idgen_resume_after() or the registry's lease
-    functions, nor read the registry's tokens.  reached: those it may."""
+    functions, nor read the registry's tokens, nor see who holds a node
+    id; nor write idgen's tables, nor change its settings or see the
+    registry's address (README, Settings).  reached: those it may."""
     if reached:
         raise Violation("reached by a stranger", None, "%s: a role without privileges may use %s"
                         % (where, ", ".join(reached)))
@@ -347,29 +349,31 @@ def no_standby_horizon(h, where):
     raise Violation("horizon on a standby", None, "%s: idgen_horizon() returned %s during recovery" % (where, h))
 
 
-def flawed_start_refused(flaw, answers, layout, where):
+def flawed_start_refused(flaw, answers, named, must_refuse, must_answer, where):
     """README, Configuration: a server started with an invalid value in its
     configuration file refuses to generate, naming the setting, and never
-    falls back to a default: where the default layout depends on it
-    (layout), decoding and horizons refuse too, naming it; otherwise the
-    horizon is answered (docs/guarantees.md, of a bad idgen.node_id).  A
-    mark file that cannot be read refuses generation, saying so.  Neither
-    stops the server.  answers: probe name -> (SQLSTATE, message) or None,
-    or {"start": why} where the server did not start."""
-    named = "idgen." + flaw["setting"] if "setting" in flaw else '"idgen_hwm" is unreadable'
-    must_refuse = ["next"] + (["decode", "from_timestamp", "horizon"] if layout else [])
+    falls back to a default: where the default layout depends on it,
+    decoding and horizons refuse too, naming it; otherwise the horizon is
+    answered (docs/guarantees.md, of a bad idgen.node_id).  A mark file
+    that cannot be read refuses generation, saying so.  Without idgen
+    preloaded, generation, the horizon and the views refuse, saying how
+    to preload, and decoding and objectid work (docs/guarantees.md,
+    Without preloading).  None stops the server.  answers: probe name ->
+    (SQLSTATE, message) or None, or {"start": why} where the server did
+    not start; named: what a refusal must name; must_refuse and
+    must_answer: the probes' names (flaws.PROBES)."""
     wrong = ["the server did not start (%s)" % answers["start"]] if "start" in answers else [
         "%s %s" % (p, "answered" if answers[p] is None else "refused without naming %s (%s)"
                    % (named, answers[p][1].splitlines()[0]))
-        for p in must_refuse if answers[p] is None or named not in answers[p][1]]
-    if layout is False and "start" not in answers and answers["horizon"] is not None:
-        wrong.append("horizon refused (%s)" % answers["horizon"][1].splitlines()[0])
-    if wrong and "setting" in flaw:
-        raise Violation("bad setting used", None, "%s: started with idgen.%s = '%s': %s"
-                        % (where, flaw["setting"], flaw["value"], "; ".join(wrong)))
-    if wrong:
+        for p in must_refuse if answers[p] is None or named not in answers[p][1]] + [
+        "%s refused (%s)" % (p, answers[p][1].splitlines()[0]) for p in must_answer if answers[p]]
+    if wrong and "marks" in flaw:
         raise Violation("marks misread", None, "%s: started with its mark file garbled (%s): %s"
                         % (where, flaw["marks"], "; ".join(wrong)))
+    if wrong:
+        raise Violation("bad setting used", None, "%s: started with %s: %s" % (
+            where, "idgen.%s = '%s'" % (flaw["setting"], flaw["value"]) if "setting" in flaw
+            else "shared_preload_libraries = ''", "; ".join(wrong)))
 
 
 def refused_until_restart(got, where):
@@ -380,3 +384,26 @@ def refused_until_restart(got, where):
     if got is not None:
         raise Violation("resumed before the restart", None, "%s: after idgen_resume_after(), before the restart,"
                         " a new session got ID %d" % (where, got))
+
+
+def input_judged(sql, expected, got, where):
+    """README, Reference: a call outside a function's stated range is
+    refused (a server that refuses to generate may refuse a generating
+    call for that first: any SQLSTATE but an internal error's); one at
+    its edge is answered as README computes it.  expected: the value, or None where
+    it must be refused; got: ("value", v) or (SQLSTATE, message)."""
+    if expected is None and got[0] not in ("value", None) and not got[0].startswith("XX"):
+        return
+    if expected is not None and got == ("value", expected):
+        return
+    wanted = "a refusal" if expected is None else str(expected)
+    answer = "%s" % got[1] if got[0] == "value" else "%s %s" % (got[0], got[1].splitlines()[0])
+    raise Violation("input misjudged", None, "%s: %s gave %s, not %s" % (where, sql, answer, wanted))
+
+
+def standby_refused(sql, error, where):
+    """docs/guarantees.md: a standby refuses to generate (it shares its
+    primary's node id).  error: (SQLSTATE, message) of sql there, or None."""
+    if error is None or error[0] is None or error[0].startswith("XX"):
+        raise Violation("generated on a standby", None, "%s: %s %s" % (
+            where, sql, "answered" if error is None else "failed: %s" % error[1].splitlines()[0]))

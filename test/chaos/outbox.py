@@ -211,13 +211,15 @@ class Outbox:
 
     def poll_standby(self, s, db):
         """A poller pointed at a standby: idgen_horizon() there must refuse,
-        any way (a database not yet replayed, say), and never answer."""
+        any way (a database not yet replayed, say), and never answer; nor
+        may it generate (Probes.check_standby)."""
         try:
             h = self.clusters[s].query(db, "SELECT idgen_horizon()")[0][0]
         except psycopg2.Error as e:
             self.refusals["horizon on a standby: %s" % (e.pgcode or "no session")] += 1
-            return
-        no_standby_horizon(h, "%s/%s at step %d" % (s, db, self.step))
+        else:
+            no_standby_horizon(h, "%s/%s at step %d" % (s, db, self.step))
+        self.check_standby(s, db)
 
 
 def poll_once(conn, poller, step, where, refusals):

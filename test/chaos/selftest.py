@@ -19,7 +19,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chaos import coarse, ddmin   # noqa: E402
 from cluster import Cluster        # noqa: E402
 from etcd_drills import ETCD_DRILLS     # noqa: E402
-from invariants import Violation, above, increasing, right_shard, stats_mismatch, unique   # noqa: E402
+from invariants import (Violation, above, increasing, input_judged, right_shard, standby_refused,  # noqa: E402
+                        stats_mismatch, unique)
+from probes import REFUSED, input_calls     # noqa: E402
 from layouts import builtin, shard_range      # noqa: E402
 from lineage import Frontier       # noqa: E402
 from ops import Model      # noqa: E402
@@ -269,6 +271,34 @@ class Invariants(unittest.TestCase):
         with self.assertRaises(Violation) as cm:
             above(10, 10, "idgen", "10", "handed out before")
         self.assertEqual(cm.exception.kind, "resumed below")
+
+    def test_inputs_at_the_edges(self):
+        listed = input_calls({"epoch": "2024-01-01", "node_bits": 4})
+        calls = dict(listed)
+        self.assertEqual(len(calls), len(listed))
+        # js53: 40 bits of ms from 2024-01-01, 13 below them
+        self.assertEqual(calls["SELECT idgen_from_timestamp((timestamptz 'epoch' + 1704067200000::bigint"
+                               " * interval '1 ms'), 'js53')"], 0)
+        self.assertIs(calls["SELECT * FROM idgen_decode(%d, 'js53')" % (1 << 53)], REFUSED)
+        self.assertIn("SELECT idgen_from_timestamp((timestamptz 'epoch' + 1704067200000::bigint"
+                      " * interval '1 ms'))", calls)
+        self.assertFalse([sql for sql in calls if "'idgen'" in sql and "node_bits" in sql])
+        for flawed in [{"epoch": "2024-13-01", "node_bits": 4}, {"epoch": "2024-01-01", "node_bits": 11}]:
+            self.assertEqual(len(input_calls(flawed)) + 10, len(listed))
+        input_judged("q", None, ("22023", "block size"), "")
+        input_judged("q", 7, ("value", 7), "")
+        for expected, got in [(None, ("value", 1)), (None, ("XX000", "oops")), (7, ("value", 8)),
+                              (7, ("22008", "out of range"))]:
+            with self.assertRaises(Violation) as cm:
+                input_judged("q", expected, got, "")
+            self.assertEqual(cm.exception.kind, "input misjudged")
+
+    def test_a_standby_refuses_to_generate(self):
+        standby_refused("q", ("25006", "cannot generate idgen IDs during recovery"), "")
+        for error in [None, ("XX000", "oops"), (None, "server closed the connection")]:
+            with self.assertRaises(Violation) as cm:
+                standby_refused("q", error, "")
+            self.assertEqual(cm.exception.kind, "generated on a standby")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from leases import Leases
 from lineage import Lineage
 from ops import Model
 from outbox import Outbox
+from probes import Probes
 from redefines import Redefines
 from params import CURRENT, DBS
 from etcd_ops import EtcdRegistry
@@ -42,6 +43,10 @@ POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_up
 # without privileges may use no more than it may (Hostile.check_reach).
 REACH_CHECK_AFTER = {"cluster", "createdb", "ext_recreate", "ext_update", "upgrade", "rollback", "move",
                      "dump_restore", "registry", "registry_restore"}
+# Ops that make, start or promote a server, after which it is asked
+# inputs at the edges of README's ranges (Probes.check_inputs).
+INPUT_CHECK_AFTER = {"cluster", "createdb", "restart", "promote", "clone", "move", "upgrade", "rollback",
+                     "dump_restore"}
 # Ops after which no two servers may hold one node id.
 LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "stop_frozen", "unreserve",
                      "registry_thaw", "registry_restore", "registry_failover", "etcd_start", "etcd_thaw"}
@@ -53,8 +58,8 @@ PAST_WAIT_MS = 60000
 UUIDV7_CALL = ("uuidv7", None, 1, 100)
 
 
-class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefines, Registry, Restores,
-            Standbys):
+class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Probes, Redefines, Registry,
+            Restores, Standbys):
     def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
         self.ignore = set(ignore)
@@ -83,6 +88,7 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefi
         self.senders = set()        # or, for these, its primary's walsender's
         self.handovers = 0          # IDs made under a node id another server made IDs under
         self.hostile_checked = 0    # databases checked after an op with a hostile session
+        self.inputs_checked = 0     # calls at or past the edges of README's ranges
         # (group, leased node id, node_bits) -> {server: largest ID it made under it}
         self.lease_tops = collections.defaultdict(dict)
         self.holder = {}            # leased node id -> (server seen holding it, step)
@@ -181,6 +187,10 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Redefi
                 self.check_saved(op)
                 if op["op"] in REACH_CHECK_AFTER:
                     self.check_reach()
+                if op["op"] in INPUT_CHECK_AFTER:
+                    self.check_inputs(op)
+                if op["op"] in ("standby", "standby_restart"):
+                    self.check_standby_dbs(op["s"])
             except psycopg2.Error as e:
                 # a database the op failed to reach, say
                 self.op_errors["%s, checked after: %s" % (op["op"], normalize(str(e)))] += 1

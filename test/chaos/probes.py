@@ -1,0 +1,134 @@
+"""Calls whose answer README states whatever the servers did before:
+inputs out of range, which must be refused as the caller's error, the
+edges of the ranges, which must be answered as README computes them, and
+generation on a standby, which must be refused.  The expected answers
+come from layouts.py's reading of README, not from idgen's code."""
+
+import psycopg2
+
+from flaws import try_sql
+from hostile import CURRENT_HERE
+from invariants import input_judged, standby_refused
+from layouts import BUILTIN, Layout, default_layout, epoch_date_ms
+
+# a timestamptz of Unix ms, exact for every ms of the layouts' ranges
+AT_MS = "(timestamptz 'epoch' + %d::bigint * interval '1 ms')"
+REFUSED = object()
+
+# Calls README gives a range for, just past it, each to be refused, that
+# need no layout's epoch.
+OUT_OF_RANGE = [
+    "SELECT idgen_next_block(0)", "SELECT idgen_next_block(-1)", "SELECT idgen_next_block(4097)",
+    "SELECT idgen_next_block(0, 'js53')", "SELECT idgen_next_block(65, 'js53')",
+    "SELECT idgen_next_batch(0)", "SELECT idgen_next_batch(-1, 'twitter')", "SELECT idgen_next_batch(1000001)",
+    "SELECT * FROM idgen_decode(-1)", "SELECT * FROM idgen_decode(-1, 'twitter')",
+    "SELECT idgen_span('0 s')", "SELECT idgen_span('-1 day', 'discord')",
+    "SELECT idgen_encode(-1)", "SELECT idgen_encode(1, 'base64')", "SELECT idgen_parse('!!!')",
+    "SELECT 'zz'::objectid", "SELECT objectid_from_bytea('\\x00'::bytea)",
+    "SELECT objectid_from_timestamp('1969-12-31 23:59:59+00')",
+    "SELECT objectid_from_timestamp('2106-02-07 06:28:16+00')",
+]
+
+# Generating calls a standby must refuse (docs/guarantees.md, A standby
+# promoted with the primary's node id: a standby refuses to generate).
+ON_STANDBY = ["SELECT idgen_next()", "SELECT idgen_next('js53')", "SELECT idgen_next_block(1)",
+              "SELECT idgen_next_batch(1, 'twitter')", "SELECT idgen_next_block(1, 'pgedge')"]
+
+
+def edges(layout, name):
+    """A binary layout's first and last ticks and the ms on either side:
+    idgen_from_timestamp() gives the smallest ID of the tick (README,
+    Reference), idgen_decode() of the largest ID its last tick, and the
+    ms outside are refused.  name None: the overloads without one."""
+    scale, span = layout.scale["time"], 2 ** layout.widths[0]
+    first, last = layout.epoch_ms, layout.epoch_ms + (span - 1) * layout.tick_ms
+    largest = span * scale - 1
+    named = "" if name is None else ", '%s'" % name
+
+    def from_ts(ms):
+        return "SELECT idgen_from_timestamp(%s%s)" % (AT_MS % ms, named)
+    calls = [(from_ts(first), 0), (from_ts(last + layout.tick_ms - 1), (span - 1) * scale),
+             (from_ts(first - 1), REFUSED), (from_ts(last + layout.tick_ms), REFUSED),
+             ("SELECT (extract(epoch FROM ts) * 1000)::bigint FROM idgen_decode(%d%s)" % (largest, named), last)]
+    if largest < (1 << 63) - 1:
+        calls.append(("SELECT * FROM idgen_decode(%d%s)" % (largest + 1, named), REFUSED))
+    return calls
+
+
+def input_calls(settings):
+    """OUT_OF_RANGE, and the edges of the binary built-in layouts and of
+    idgen's own under the server's settings (by name, and without)."""
+    calls = [(sql, REFUSED) for sql in OUT_OF_RANGE]
+    for name, (epoch_ms, tick, radix, fields, widths) in sorted(BUILTIN.items()):
+        if radix == 2:
+            calls += edges(Layout(name, epoch_ms, tick, radix, fields, widths), name)
+    if valid_layout_settings(settings):
+        own = default_layout(epoch_date_ms(str(settings["epoch"])), int(settings["node_bits"]))
+        calls += edges(own, "idgen") + edges(own, None)
+    return calls
+
+
+def valid_layout_settings(settings):
+    """idgen.epoch and idgen.node_bits within README's ranges: idgen's own
+    layout is defined (otherwise decoding refuses, which flaws.py checks)."""
+    try:
+        bits, epoch_ms = int(settings["node_bits"]), epoch_date_ms(str(settings["epoch"]))
+    except (KeyError, ValueError):
+        return False
+    return 0 <= bits <= 10 and epoch_date_ms("1900-01-01") <= epoch_ms <= epoch_date_ms("2200-01-01")
+
+
+def idgen_dbs(cl, current=False):
+    """The checker's databases of cl that have idgen (of this version)."""
+    dbs = [db for (db,) in cl.query("postgres", "SELECT datname FROM pg_database WHERE datname LIKE 'db%'"
+                                                " AND datallowconn ORDER BY 1")]
+    sql = CURRENT_HERE if current else "SELECT true FROM pg_extension WHERE extname = 'idgen'"
+    return [db for db in dbs if cl.query(db, sql) == [(True,)]]
+
+
+class Probes:
+    def check_inputs(self, op):
+        """After an op that made or restarted a server: in one database of
+        each such live primary with idgen of this version, input_calls."""
+        servers = [op[k] for k in ("c", "new", "s") if isinstance(op.get(k), str)]
+        for c in sorted(set(servers)):
+            if not self.live(c):
+                continue
+            cl = self.clusters[c]
+            for db in idgen_dbs(cl, current=True)[:1]:
+                self.ask_inputs(cl, db, "%s/%s after %s at step %d" % (c, db, op["op"], self.step))
+
+    def ask_inputs(self, cl, db, where):
+        conn = cl.connect(db)
+        try:
+            with conn.cursor() as cur:
+                for sql, expected in input_calls(cl.settings):
+                    error = try_sql(cur, sql, None)
+                    got = error if error else ("value", cur.fetchone()[0])
+                    input_judged(sql, None if expected is REFUSED else expected, got, where)
+                    self.inputs_checked += 1
+        finally:
+            conn.close()
+
+    def check_standby_dbs(self, s):
+        """After a standby is made or restarted: ON_STANDBY in each of its
+        databases with idgen."""
+        if not self.live(s, "standby"):
+            return
+        for db in idgen_dbs(self.clusters[s]):
+            self.check_standby(s, db)
+
+    def check_standby(self, s, db):
+        """Generation on a standby, each way of ON_STANDBY, is refused."""
+        try:
+            conn = self.clusters[s].connect(db)
+        except psycopg2.Error as e:
+            self.refusals["generation on a standby: no session (%s)" % (e.pgcode or "none")] += 1
+            return
+        try:
+            with conn.cursor() as cur:
+                for sql in ON_STANDBY:
+                    standby_refused(sql, try_sql(cur, sql, None), "%s/%s at step %d" % (s, db, self.step))
+                    self.refusals["generation on a standby"] += 1
+        finally:
+            conn.close()
