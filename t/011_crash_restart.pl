@@ -145,5 +145,21 @@ like(slurp_file($node->logfile, $log_offset),
 check_era(8, 'after an older copy of the file was put back');
 ids_unique($node, 'ids', 'no ID repeated in any era');
 
+# 7. An unreadable file is named first, even where the clock is behind the
+# newest ID too (a horizon taken while the clock ran 30 s ahead keeps the
+# default layout's floor there): idgen refused for the clock before, so the DBA
+# waited, only to be refused for the file then.
+$node->safe_psql('postgres',
+	'SET idgen.clock_offset_ms = 30000; SELECT idgen_next(); SELECT idgen_horizon()');
+$node->stop;
+my $kept = slurp_file($node->data_dir . '/idgen_hwm');
+write_marks("garbage\n$kept");
+$node->start;
+($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_next()');
+like($err, qr/idgen high-water mark file "idgen_hwm" is unreadable/,
+	'an unreadable file is named though the clock is behind the newest ID');
+($ret, $out, $err) = $node->psql('postgres', "SELECT idgen_next_block(2, 'js53')");
+like($err, qr/idgen high-water mark file "idgen_hwm" is unreadable/, 'in every layout and function');
+
 $node->stop;
 done_testing();

@@ -29,6 +29,7 @@
 #include "base/settings.h"
 #include "generator.h"
 #include "lease/lease.h"
+#include "marks/marks.h"
 #include "provenance/provenance.h"
 #include "stats.h"
 
@@ -141,7 +142,10 @@ generator_recheck(void)
 	me.gen = NULL;
 }
 
-/* Generating needs shared memory, every setting valid, and a primary. */
+/*
+ * Generating needs shared memory, every setting valid, a primary and a
+ * readable mark file.
+ */
 static void
 generator_require(void)
 {
@@ -153,6 +157,7 @@ generator_require(void)
 				 errmsg("cannot generate idgen IDs during recovery"),
 				 errdetail("A standby shares its primary's idgen.node_id, so IDs it made could repeat the primary's."),
 				 errhint("Generate IDs on the primary.")));
+	marks_require_readable();
 	lease_require();
 	provenance_set_recheck_hook(generator_recheck);
 	provenance_require();

@@ -196,15 +196,8 @@ marks_request(MarkEntry *e, int64 ms)
 void
 marks_raise_all(int64 ms, int64 default_ms)
 {
+	marks_require_readable();
 	LWLockAcquire(mark_table->lock, LW_EXCLUSIVE);
-	if (mark_table->corrupt)
-	{
-		LWLockRelease(mark_table->lock);
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("idgen high-water mark file \"%s\" is unreadable", MARKS_FILE),
-				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
-	}
 	if (default_ms > ms)
 	{
 		const IdgenLayout *def = layout_default();
@@ -300,6 +293,24 @@ marks_wake_writer(void)
 }
 
 /*
+ * Refuses, naming the file, when the mark file could not be read at
+ * startup.  Generation checks it before anything else that may refuse: a
+ * refusal for the clock, say, would have the DBA wait, and then refuse for
+ * the file.  The flag is set before any backend starts, so no lock.
+ */
+void
+marks_require_readable(void)
+{
+	if (unlikely(mark_table->corrupt))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("idgen high-water mark file \"%s\" is unreadable", MARKS_FILE),
+				 errdetail("%s Without it idgen cannot tell which IDs were issued before the last restart.",
+						   mark_table->corrupt_detail),
+				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
+}
+
+/*
  * Called for every tick start before an ID of it is handed out.  Below the
  * mark it returns at once; near the mark it wakes the writer; at the mark it
  * raises the mark itself.  Returns false when the tick must wait for
@@ -314,13 +325,7 @@ marks_reserve(MarkEntry *e, int64 ms)
 
 	if (likely(ms + MARKS_STEP_MS / 2 < limit))
 		return true;
-	if (unlikely(mark_table->corrupt))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("idgen high-water mark file \"%s\" is unreadable", MARKS_FILE),
-				 errdetail("%s Without it idgen cannot tell which IDs were issued before the last restart.",
-						   mark_table->corrupt_detail),
-				 errhint("Restore the file, or replace it with the line \"* 0 N\", N being a Unix time in milliseconds later than any issued ID, and restart the server.")));
+	marks_require_readable();
 	if (ms >= marks_value(e))
 		marks_raise(e, ms);
 	else
