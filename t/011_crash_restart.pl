@@ -161,5 +161,26 @@ like($err, qr/idgen high-water mark file "idgen_hwm" is unreadable/,
 ($ret, $out, $err) = $node->psql('postgres', "SELECT idgen_next_block(2, 'js53')");
 like($err, qr/idgen high-water mark file "idgen_hwm" is unreadable/, 'in every layout and function');
 
+# 8. A start with the file unreadable and idgen.epoch a day later leaves
+# idgen_horizon as it was, so that once the file is back the horizon does
+# not go back.  Before, a horizon asked for in that start wrote the new
+# epoch without the old one's floor into idgen_horizon: after the repair
+# the horizon went back by the day.
+$node->stop;
+write_marks($kept);
+$node->start;
+my $h1 = $node->safe_psql('postgres', 'SELECT idgen_horizon()');
+$node->stop;
+write_marks("garbage\n$kept");
+$node->append_conf('postgresql.conf', "idgen.epoch = '2024-01-02'");
+$node->start;
+($ret, $out, $err) = $node->psql('postgres', 'SELECT idgen_horizon()');
+like($err, qr/idgen high-water mark file "idgen_hwm" is unreadable/, 'the horizon refuses for the file');
+$node->stop;
+write_marks($kept);
+$node->start;
+cmp_ok($node->safe_psql('postgres', 'SELECT idgen_horizon()'), '>=', $h1,
+	'once the file is back, the horizon has not gone back');
+
 $node->stop;
 done_testing();

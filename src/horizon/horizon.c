@@ -168,6 +168,7 @@ horizon_require(void)
 				 errmsg("cannot compute the idgen horizon during recovery"),
 				 errdetail("A standby cannot see which transactions on the primary still hold IDs."),
 				 errhint("Call idgen_horizon() on the primary.")));
+	marks_require_readable();
 	if (hz->broken)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),

@@ -130,6 +130,14 @@ horizon_settle_epoch(int64 file_epoch)
 		if (hz->prepared[i].epoch_ms == PG_INT64_MIN)
 			hz->prepared[i].epoch_ms = file_epoch;
 	hz->nearlier = hz->nprepared;
+	/*
+	 * Without the marks no floor can be bound, and a file written now would
+	 * carry this run's epoch without its floor: the file is kept for the run
+	 * after the repair, as an unreadable one is (the horizon refuses for the
+	 * marks first).
+	 */
+	if (!marks_readable())
+		hz->broken = true;
 	if (hz->broken)
 		return;
 	if (file_epoch < current)

@@ -49,6 +49,7 @@ extern int64 marks_shared_floor(const MarkEntry *entry);
 extern void marks_retire(MarkEntry *entry, int64 tick_start_ms);
 extern int64 marks_retired(MarkEntry *entry);
 extern int64 marks_epoch_later_until(const MarkEntry *entry);
+extern bool marks_readable(void);
 extern void marks_require_readable(void);
 extern bool marks_reserve(MarkEntry *entry, int64 tick_start_ms);
 extern void marks_raise_all(int64 ms, int64 default_ms);

@@ -292,6 +292,13 @@ marks_wake_writer(void)
 		SetLatch(writer);
 }
 
+/* False when the mark file could not be read at startup. */
+bool
+marks_readable(void)
+{
+	return !mark_table->corrupt;
+}
+
 /*
  * Refuses, naming the file, when the mark file could not be read at
  * startup.  Generation checks it before anything else that may refuse: a
@@ -301,7 +308,7 @@ marks_wake_writer(void)
 void
 marks_require_readable(void)
 {
-	if (unlikely(mark_table->corrupt))
+	if (unlikely(!marks_readable()))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("idgen high-water mark file \"%s\" is unreadable", MARKS_FILE),
