@@ -12,7 +12,8 @@ next IDs may lie below keys admitted by that clock.
 import psycopg2
 
 from clients import now_ms
-from invariants import adopt_admitted, adopt_changed, adopt_refused
+from flaws import try_sql
+from invariants import adopt_admitted, adopt_changed, adopt_referenced, adopt_refused
 from params import HOSTILE_PATH
 
 # Where a table's keys lie, as a number of ms from the clock, given the
@@ -69,17 +70,20 @@ class Adopts:
                     return None
                 self.adopt_expected(op, margin, largest, where)
                 self.adopt_new_ids(cur, op, view, largest, where)
-                cur.execute("DROP TABLE %s" % table)
+                cur.execute("DROP TABLE %s_ref, %s" % (table, table))
         finally:
             conn.close()
         return None
 
     @staticmethod
     def adopt_table(cur, op, margin):
-        """The table, its keys placed as op says."""
+        """The table, its keys placed as op says, and a table whose column
+        references it, of the key's width."""
         table = op["table"]
-        cur.execute("DROP TABLE IF EXISTS %s" % table)
+        cur.execute("DROP TABLE IF EXISTS %s_ref, %s" % (table, table))
         cur.execute("CREATE TABLE %s (id %s PRIMARY KEY, note text)" % (table, COLUMNS[op["column"]]))
+        cur.execute("CREATE TABLE %s_ref (ref %s REFERENCES %s (id))"
+                    % (table, "int" if op["column"] == "serial" else "bigint", table))
         cur.execute("INSERT INTO %s (note) SELECT 'old' FROM generate_series(1, 100)" % table)
         at = KEY_AT[op["keys"]](margin)
         if at is not None:
@@ -90,11 +94,15 @@ class Adopts:
     @staticmethod
     def adopt_state(cur, table):
         """What idgen_adopt() may change: the column's default or identity,
-        its type, and the keys (their count, and last the largest)."""
+        its type and the type of the column referencing it, and the keys
+        (their count, and last the largest)."""
         cur.execute("SELECT pg_get_expr(d.adbin, d.adrelid), a.attidentity, format_type(a.atttypid, a.atttypmod) "
                     "FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
                     "WHERE a.attrelid = %s::regclass AND a.attname = 'id'", (table,))
         column = cur.fetchone()
+        cur.execute("SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                    "WHERE attrelid = %s::regclass AND attname = 'ref'", (table + "_ref",))
+        column += cur.fetchone()
         cur.execute("SELECT count(*), max(id) FROM %s" % table)
         return column + cur.fetchone()
 
@@ -106,7 +114,7 @@ class Adopts:
         adopt_changed(before, self.adopt_state(cur, op["table"]), where)
         if op["keys"] in ("sequence", "far_below", "below") and "reach the range of idgen IDs" in str(e):
             adopt_refused(before[-1], str(e), where)
-        cur.execute("DROP TABLE %s" % op["table"])
+        cur.execute("DROP TABLE %s_ref, %s" % (op["table"], op["table"]))
 
     @staticmethod
     def adopt_expected(op, margin, largest, where):
@@ -135,3 +143,6 @@ class Adopts:
         self.check_call(res, view, None)
         if res["ids"]:
             adopt_admitted(largest, min(res["ids"]), "", where)
+            # README: widen changes the columns that reference it too
+            error = try_sql(cur, "INSERT INTO %s_ref VALUES (%%s)" % op["table"], (max(res["ids"]),))
+            adopt_referenced(error, where)

@@ -22,22 +22,26 @@ FLAWS = ["twice", "time_later", "unknown", "negative", "too_wide", "no_time", "t
 DEFINE_ONLY = ["epoch_future", "ended"]
 BAD_TICKS = ["0 milliseconds", "1.5 milliseconds", "2 seconds", "-1 millisecond", "1 month"]
 BAD_NAMES = ["Alpha", "9lives", "", "a b", "x" * 64, "twitter", "idgen"]
+BAD_RADIXES = [0, 3, 16]
+# flaws with several values, each tried
+EACH = {"tick": BAD_TICKS, "radix": BAD_RADIXES, "name": BAD_NAMES}
 WRITERS = ["define", "insert", "update"]
 
 
-def flawed_definitions(family, rng):
-    """Definitions like family's, one with each flaw, in an order drawn
-    from rng."""
-    flaws = [flawed_definition(family, flaw, rng) for flaw in rng.sample(FLAWS, len(FLAWS))]
+def flawed_definitions(family, date, rng):
+    """Definitions like family's from date (YYYY-MM-DD), one with each flaw
+    (each bad time unit, radix and name), in an order drawn from rng."""
+    flaws = [flawed_definition(family, date, flaw, rng, k) for flaw in rng.sample(FLAWS, len(FLAWS))
+             for k in range(len(EACH.get(flaw, [None])))]
     return [bad for bad in flaws if bad is not None]
 
 
-def flawed_definition(family, flaw, rng):
-    """A definition like family's with flaw, the rest drawn from rng, of a
-    name no op defines (unless the name is the flaw): "already exists"
-    would be a refusal for another reason.  None where the family cannot
-    have the flaw alone."""
-    name, epoch = "flawed", None
+def flawed_definition(family, date, flaw, rng, k):
+    """A definition like family's with flaw (the kth of EACH's values, if
+    it has several), the rest drawn from rng, of a name no op defines
+    (unless the name is the flaw): "already exists" would be a refusal
+    for another reason.  None where the family cannot have the flaw alone."""
+    name, epoch = "flawed", date + " 00:00:00+00"
     fields, widths, unit, radix = FAMILIES[family]
     fields, widths = list(fields), list(widths)
     other = rng.randrange(1, len(fields))
@@ -59,11 +63,11 @@ def flawed_definition(family, flaw, rng):
     elif flaw == "no_time":
         del fields[0], widths[0]
     elif flaw == "tick":
-        unit = rng.choice(BAD_TICKS)
+        unit = BAD_TICKS[k]
     elif flaw == "radix":
-        radix = rng.choice([0, 3, 16])
+        radix = BAD_RADIXES[k]
     elif flaw == "name":
-        name = rng.choice(BAD_NAMES)
+        name = BAD_NAMES[k]
     elif flaw == "widths_short":
         widths.pop()
     elif flaw == "null_width":
@@ -77,7 +81,7 @@ def flawed_definition(family, flaw, rng):
         widths[0] = 63 - sum(widths[1:])
         unit = "1 second"
     elif flaw == "epoch_fraction":
-        epoch = "%s 00:00:00.0005+00"       # the op's epoch date
+        epoch = date + " 00:00:00.0005+00"
     elif flaw == "epoch_early":
         epoch = "1899-12-31 00:00:00+00"
     elif flaw == "epoch_future":
@@ -218,8 +222,7 @@ class Flaws:
                     cur.execute("BEGIN")
                     cur.execute(TABLE)
                     before = cur.fetchone()[0]
-                    epoch = bad.get("epoch") or "%s 00:00:00+00"
-                    sql, args = write_sql(bad, epoch.replace("%s", op["epoch"]), cur)
+                    sql, args = write_sql(bad, cur)
                     cur.execute("SAVEPOINT write")
                     error = try_sql(cur, sql, args)
                     if error is not None:
@@ -261,10 +264,10 @@ WRITE = {
 }
 
 
-def write_sql(bad, epoch, cur):
+def write_sql(bad, cur):
     """The statement that writes bad its way, and its arguments.  An
     UPDATE where the table has no row is an INSERT."""
-    args = dict(bad, epoch=epoch)
+    args = dict(bad)
     writer = bad["writer"]
     if writer == "update":
         cur.execute("SELECT pg_catalog.min(name) FROM idgen_layout")

@@ -4,7 +4,7 @@ idgen_adopt() after a burst, the sessions' forms, blocks past what one may
 be."""
 
 from flaws import EDGE_SETTINGS, FLAWED_SETTINGS, flawed_definitions, start_flaw
-from layouts import NAMES
+from layouts import ENDING, EPOCHS, NAMES
 from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, FLAWED_DEFINES, FLAWED_STARTS, MAX_NODE_SETTING,
                     RESTARTED_CLUSTERS, RESUMED_RESTARTS, TRIED_SETTINGS,
                     HOSTILE_CLIENTS, HOSTILE_DEFINES, POLLED_RESTARTS, RACING, SPY_BURSTS, STRANGER,
@@ -76,7 +76,10 @@ class Forms:
         longer reproduce."""
         side = self.side_stream("/flaws %d" % self.steps)
         if op["op"] in ("define", "redefine") and op.get("epoch") and side.random() < FLAWED_DEFINES:
-            op["flawed"] = flawed_definitions(op["family"], side)
+            op["flawed"] = flawed_definitions(op["family"], op["epoch"], side)
+        if op["op"] == "createdb" and op["version"] == CURRENT:
+            # every new database, of a family and epoch of its own
+            op["flawed"] = flawed_definitions(side.randrange(ENDING), side.choice(EPOCHS), side)
         if op["op"] == "restart" and side.random() < TRIED_SETTINGS:
             tried = [(n, v, True) for n, v in FLAWED_SETTINGS] + [(n, v, False) for n, v in EDGE_SETTINGS]
             op["tried_settings"] = [list(t) for t in side.sample(tried, len(tried))]

@@ -265,6 +265,15 @@ def adopt_changed(before, after, where):
                         % (where, before, after))
 
 
+def adopt_referenced(error, where):
+    """README, Adopting idgen: a new ID can be referenced, the columns that
+    reference the key widened with it.  error: (SQLSTATE, message) of
+    inserting the largest new ID into such a column, or None."""
+    if error is not None:
+        raise Violation("adopt narrow", None, "%s: a column that references the key cannot hold its new IDs: %s"
+                        % (where, error[1].splitlines()[0]))
+
+
 def adopt_refused(largest, error, where):
     """Keys below the range of new IDs are adopted."""
     raise Violation("adopt refused", None, "%s refused keys below the range of new IDs (the largest %d): %s"

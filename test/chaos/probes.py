@@ -24,9 +24,32 @@ OUT_OF_RANGE = [
     "SELECT * FROM idgen_decode(-1)", "SELECT * FROM idgen_decode(-1, 'twitter')",
     "SELECT idgen_span('0 s')", "SELECT idgen_span('-1 day', 'discord')",
     "SELECT idgen_encode(-1)", "SELECT idgen_encode(1, 'base64')", "SELECT idgen_parse('!!!')",
-    "SELECT 'zz'::objectid", "SELECT objectid_from_bytea('\\x00'::bytea)",
+    # fixed widths: 13 characters of base32, 11 of base62, 24 hex digits, 12 bytes
+    "SELECT idgen_parse('000000000000')", "SELECT idgen_parse('00000000000000')",
+    "SELECT idgen_parse('8000000000000')", "SELECT idgen_parse('AzL8n0Y58m70', 'base62')",
+    "SELECT idgen_parse('AzL8n0Y58m8', 'base62')",
+    "SELECT 'zz'::objectid", "SELECT '0123456789abcdef012345678'::objectid",
+    "SELECT '0123456789abcdef0123456'::objectid", "SELECT objectid_from_bytea('\\x00'::bytea)",
+    "SELECT objectid_from_bytea('\\x0102030405060708090a0b0c0d'::bytea)",
     "SELECT objectid_from_timestamp('1969-12-31 23:59:59+00')",
     "SELECT objectid_from_timestamp('2106-02-07 06:28:16+00')",
+    # one call site passed a layout's name, then a name it begins or that
+    # begins with it: no such layout
+    "SELECT count(*) FROM (SELECT idgen_next(l) FROM unnest(ARRAY['js53', 'js5']) l) n",
+    "SELECT count(*) FROM (SELECT idgen_next(l) FROM unnest(ARRAY['js53', 'js53x']) l) n",
+]
+
+# README's answers that need no layout: the encodings' edges and the
+# letters base32 reads as digits, objectid's text and bytes.
+EXACT = [
+    ("SELECT idgen_encode(0)", "0000000000000"), ("SELECT idgen_encode(0, 'base62')", "00000000000"),
+    ("SELECT idgen_encode(9223372036854775807)", "7ZZZZZZZZZZZZ"),
+    ("SELECT idgen_parse('7zzzzzzzzzzzz')", (1 << 63) - 1),
+    ("SELECT idgen_parse('AzL8n0Y58m7', 'base62')", (1 << 63) - 1),
+    ("SELECT idgen_parse('OOOOOOOOOOOOI') + idgen_parse('000000000000l')", 2),
+    ("SELECT idgen_encode(4194303) COLLATE \"C\" < idgen_encode(4194304) COLLATE \"C\"", True),
+    ("SELECT '0123456789ABCDEF01234567'::objectid::text", "0123456789abcdef01234567"),
+    ("SELECT encode(objectid_to_bytea('0123456789abcdef01234567'), 'hex')", "0123456789abcdef01234567"),
 ]
 
 # Generating calls a standby must refuse (docs/guarantees.md, A standby
@@ -56,9 +79,9 @@ def edges(layout, name):
 
 
 def input_calls(settings):
-    """OUT_OF_RANGE, and the edges of the binary built-in layouts and of
+    """OUT_OF_RANGE, EXACT, and the edges of the binary built-in layouts and of
     idgen's own under the server's settings (by name, and without)."""
-    calls = [(sql, REFUSED) for sql in OUT_OF_RANGE]
+    calls = [(sql, REFUSED) for sql in OUT_OF_RANGE] + EXACT
     for name, (epoch_ms, tick, radix, fields, widths) in sorted(BUILTIN.items()):
         if radix == 2:
             calls += edges(Layout(name, epoch_ms, tick, radix, fields, widths), name)

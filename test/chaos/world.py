@@ -348,6 +348,8 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Probes
         cl.query("postgres", 'CREATE DATABASE "%s"' % op["db"])
         cl.query(op["db"], create_extension(op["version"]))
         self.plant_hostile(op["c"], op["db"])
+        if op.get("flawed"):
+            self.refuse_flawed(op)
 
     def do_dropdb(self, op):
         if not self.live(op["c"]):
