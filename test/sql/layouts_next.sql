@@ -82,3 +82,14 @@ SELECT idgen_next('narrow_node');
 SELECT count(*) FROM idgen_next_batch(3000, 'narrow_node');
 SELECT idgen_next_block(10, 'narrow_node');
 SELECT idgen_drop_layout('narrow_node');
+
+-- one call site passed a layout's name, then a name that begins it, or one
+-- of no layout that begins with it: each call is of the layout it names
+SELECT idgen_define_layout('pref', '2020-01-01+00', '{time,node,worker,sequence}', '{41,5,5,12}');
+SELECT idgen_define_layout('prefix', '2024-01-01+00', '{time,node,worker,sequence}', '{41,5,5,12}');
+SELECT l, abs(extract(epoch FROM (idgen_decode(idgen_next(l), l)).ts - now())) < 600 AS of_its_layout
+FROM unnest(ARRAY['prefix', 'pref', 'prefix', 'pref']) WITH ORDINALITY AS u(l, k) ORDER BY k;
+SELECT count(*) FROM (SELECT idgen_next(l) FROM unnest(ARRAY['prefix', 'prefi']) l) n;
+SELECT count(*) FROM (SELECT idgen_next(l) FROM unnest(ARRAY['pref', 'prefixes']) l) n;
+SELECT idgen_drop_layout('pref');
+SELECT idgen_drop_layout('prefix');

@@ -29,6 +29,12 @@ EXCEPTION WHEN configuration_limit_exceeded THEN
 		regexp_replace(detail, ' until [^;]*', '', 'g'), detail ~ '(one|two)';
 END $$;
 SELECT substring(holder for 5) AS holder FROM idgen_leases WHERE held ORDER BY node_id;
+-- So does a copy of the first (pg_basebackup brings the lease's token
+-- along) that presents its live token: it is another holder, and the first
+-- still renews its own (below).
+\set VERBOSITY terse
+SELECT * FROM idgen_lease_acquire(1, 'copy of one', 1, :'one_token', 30, :epoch);
+\set VERBOSITY default
 
 -- Renewing keeps the greater mark; a token that no longer holds the id is refused.
 SELECT idgen_lease_renew(0, :'one_token', 30, 1000);
