@@ -8,6 +8,7 @@ leaving the table or the settings as they were, an edge taken
 (invariants.refused_definition, invariants.setting_judged)."""
 
 import datetime
+import math
 import os
 
 import psycopg2
@@ -20,7 +21,11 @@ FLAWS = ["twice", "time_later", "unknown", "negative", "too_wide", "no_time", "t
 # docs/design.md, Layouts defined in SQL: checked when defined by the
 # function only; a row that arrives otherwise (a restore) was made before
 DEFINE_ONLY = ["epoch_future", "ended"]
-BAD_TICKS = ["0 milliseconds", "1.5 milliseconds", "2 seconds", "-1 millisecond", "1 month"]
+BAD_TICKS = ["0 milliseconds", "1.5 milliseconds", "2 seconds", "1 hour", "-1 millisecond", "1 month"]
+# the long ones in ms: their time field is cut to about a century, so that
+# it ends neither before now nor past the year 9999 (refused for that too)
+LONG_TICKS = {"2 seconds": 2000, "1 hour": 3600000}
+CENTURY_MS = 100 * 365 * 86400 * 1000
 BAD_NAMES = ["Alpha", "9lives", "", "a b", "x" * 64, "twitter", "idgen"]
 BAD_RADIXES = [0, 3, 16]
 # flaws with several values, each tried
@@ -64,6 +69,8 @@ def flawed_definition(family, date, flaw, rng, k):
         del fields[0], widths[0]
     elif flaw == "tick":
         unit = BAD_TICKS[k]
+        if unit in LONG_TICKS:
+            widths[0] = math.ceil(math.log(CENTURY_MS / LONG_TICKS[unit], radix))
     elif flaw == "radix":
         radix = BAD_RADIXES[k]
     elif flaw == "name":
