@@ -91,6 +91,10 @@ def flawed_definition(family, date, flaw, rng, k):
         epoch = date + " 00:00:00.0005+00"
     elif flaw == "epoch_early":
         epoch = "1899-12-31 00:00:00+00"
+        if radix == 2:
+            # 2^42 ms from 1899 end in 2039: not ended, which would be refused too
+            widths[0] += 1
+            widths[-1] -= 1
     elif flaw == "epoch_future":
         epoch = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).strftime(
             "%Y-%m-%d 00:00:00+00")
