@@ -130,16 +130,20 @@ horizon_settle_epoch(int64 file_epoch)
 		if (hz->prepared[i].epoch_ms == PG_INT64_MIN)
 			hz->prepared[i].epoch_ms = file_epoch;
 	hz->nearlier = hz->nprepared;
-	/*
-	 * Without the marks no floor can be bound, and a file written now would
-	 * carry this run's epoch without its floor: the file is kept for the run
-	 * after the repair, as an unreadable one is (the horizon refuses for the
-	 * marks first).
-	 */
-	if (!marks_readable())
-		hz->broken = true;
 	if (hz->broken)
 		return;
+	/*
+	 * Without the marks no floor can be bound: the file keeps the epoch and
+	 * floor it was read with, for the run after the repair, while replayed
+	 * prepared transactions are still written to it (the horizon refuses
+	 * for the marks meanwhile).
+	 */
+	if (!marks_readable())
+	{
+		hz->default_epoch = file_epoch;
+		hz->default_floor = hz->file_floor;
+		return;
+	}
 	if (file_epoch < current)
 		hz->default_floor = marks_bind_default_layout(file_epoch, Max(hz->mark, hz->file_floor));
 	else

@@ -301,9 +301,10 @@ marks_readable(void)
 
 /*
  * Refuses, naming the file, when the mark file could not be read at
- * startup.  Generation checks it before anything else that may refuse: a
- * refusal for the clock, say, would have the DBA wait, and then refuse for
- * the file.  The flag is set before any backend starts, so no lock.
+ * startup.  Generation, the horizon and idgen_resume_after() check it once
+ * preloading, settings and recovery are: before a refusal for the clock,
+ * say, which would have the DBA wait only to be refused for the file.  The
+ * flag is set when shared memory is made, before any backend, so no lock.
  */
 void
 marks_require_readable(void)

@@ -21,6 +21,7 @@ FLAWS = ["twice", "time_later", "unknown", "negative", "too_wide", "no_time", "t
 # docs/design.md, Layouts defined in SQL: checked when defined by the
 # function only; a row that arrives otherwise (a restore) was made before
 DEFINE_ONLY = ["epoch_future", "ended"]
+FUTURE = "in two days"
 BAD_TICKS = ["0 milliseconds", "1.5 milliseconds", "2 seconds", "1 hour", "-1 millisecond", "1 month"]
 # the long ones in ms: their time field is cut to about a century, so that
 # it ends neither before now nor past the year 9999 (refused for that too)
@@ -46,65 +47,95 @@ def flawed_definition(family, date, flaw, rng, k):
     it has several), the rest drawn from rng, of a name no op defines
     (unless the name is the flaw): "already exists" would be a refusal
     for another reason.  None where the family cannot have the flaw alone."""
-    name, epoch = "flawed", date + " 00:00:00+00"
     fields, widths, unit, radix = FAMILIES[family]
-    fields, widths = list(fields), list(widths)
+    bad = {"flaw": flaw, "name": "flawed", "fields": list(fields), "widths": list(widths), "unit": unit,
+           "radix": radix, "epoch": date + " 00:00:00+00"}
     other = rng.randrange(1, len(fields))
-    writer = rng.choice(WRITERS)
-    if flaw == "twice":
-        # a field again, its bits taken from time: only the repeat is wrong
-        fields.append(fields[other])
-        widths.append(1)
-        widths[0] -= 1
-    elif flaw == "time_later":
-        fields[0], fields[other] = fields[other], fields[0]
-        widths[0], widths[other] = widths[other], widths[0]
-    elif flaw == "unknown":
-        fields[other] = "machine"
-    elif flaw == "negative":
-        widths[other] = -1
-    elif flaw == "too_wide":
-        widths[0] += (19 if radix == 10 else 63) + 1 - sum(widths)
-    elif flaw == "no_time":
-        del fields[0], widths[0]
-    elif flaw == "tick":
-        unit = BAD_TICKS[k]
-        if unit in LONG_TICKS:
-            widths[0] = math.ceil(math.log(CENTURY_MS / LONG_TICKS[unit], radix))
-    elif flaw == "radix":
-        radix = BAD_RADIXES[k]
-    elif flaw == "name":
-        name = BAD_NAMES[k]
-    elif flaw == "widths_short":
-        widths.pop()
-    elif flaw == "null_width":
-        widths[other] = None
-    elif flaw == "field_wide":
-        # 32 bits, the rest 1 and a tick of a second: time lasts 34 years
-        if radix == 10:
-            return None
-        widths = [1] * len(fields)
-        widths[other] = 32
-        widths[0] = 63 - sum(widths[1:])
-        unit = "1 second"
-    elif flaw == "epoch_fraction":
-        epoch = date + " 00:00:00.0005+00"
-    elif flaw == "epoch_early":
-        epoch = "1899-12-31 00:00:00+00"
-        if radix == 2:
-            # 2^42 ms from 1899 end in 2039: not ended, which would be refused too
-            widths[0] += 1
-            widths[-1] -= 1
-    elif flaw == "epoch_future":
-        epoch = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).strftime(
-            "%Y-%m-%d 00:00:00+00")
-    elif flaw == "ended":
-        # about 17 minutes of ticks from an epoch years ago
-        widths[0] = 6 if radix == 10 else 20
-    if flaw in DEFINE_ONLY:
-        writer = "define"
-    return {"flaw": flaw, "name": name, "fields": fields, "widths": widths, "unit": unit, "radix": radix,
-            "writer": writer, "epoch": epoch}
+    bad["writer"] = "define" if flaw in DEFINE_ONLY else rng.choice(WRITERS)
+    return bad if FLAW_EDITS[flaw](bad, other, k) is not False else None
+
+
+def widen_field(bad, other, k):
+    """32 bits, the rest 1 and a tick of a second: time lasts 34 years.
+    Not in digits: 10 of them and time's would not fit 19."""
+    if bad["radix"] == 10:
+        return False
+    bad["widths"] = [1] * len(bad["fields"])
+    bad["widths"][other] = 32
+    bad["widths"][0] = 63 - sum(bad["widths"][1:])
+    bad["unit"] = "1 second"
+
+
+def long_tick(bad, other, k):
+    bad["unit"] = BAD_TICKS[k]
+    if bad["unit"] in LONG_TICKS:
+        bad["widths"][0] = math.ceil(math.log(CENTURY_MS / LONG_TICKS[bad["unit"]], bad["radix"]))
+
+
+def early_epoch(bad, other, k):
+    bad["epoch"] = "1899-12-31 00:00:00+00"
+    if bad["radix"] == 2:
+        # 2^42 ms from 1899 end in 2039: not ended, which would be refused too
+        bad["widths"][0] += 1
+        bad["widths"][-1] -= 1
+
+
+def twice(bad, other, k):
+    # a field again, its bits taken from time: only the repeat is wrong
+    bad["fields"].append(bad["fields"][other])
+    bad["widths"].append(1)
+    bad["widths"][0] -= 1
+
+
+def time_later(bad, other, k):
+    for key in ("fields", "widths"):
+        bad[key][0], bad[key][other] = bad[key][other], bad[key][0]
+
+
+def too_wide(bad, other, k):
+    bad["widths"][0] += (19 if bad["radix"] == 10 else 63) + 1 - sum(bad["widths"])
+
+
+def no_time(bad, other, k):
+    del bad["fields"][0], bad["widths"][0]
+
+
+def widths_short(bad, other, k):
+    bad["widths"].pop()
+
+
+def ended(bad, other, k):
+    """About 17 minutes of ticks from an epoch years ago."""
+    bad["widths"][0] = 6 if bad["radix"] == 10 else 20
+
+
+def field_set(key, value):
+    def edit(bad, other, k):
+        bad[key][other] = value
+    return edit
+
+
+def value_set(key, values=None, value=None):
+    """key set to the kth of values, or to value."""
+    def edit(bad, other, k):
+        bad[key] = values[k] if values else value
+    return edit
+
+
+def epoch_fraction(bad, other, k):
+    bad["epoch"] = bad["epoch"].replace("00:00:00+00", "00:00:00.0005+00")
+
+
+FLAW_EDITS = {
+    "twice": twice, "time_later": time_later, "unknown": field_set("fields", "machine"),
+    "negative": field_set("widths", -1), "null_width": field_set("widths", None), "too_wide": too_wide,
+    "no_time": no_time, "widths_short": widths_short, "tick": long_tick, "field_wide": widen_field,
+    "radix": value_set("radix", BAD_RADIXES), "name": value_set("name", BAD_NAMES),
+    "epoch_fraction": epoch_fraction, "epoch_early": early_epoch,
+    # in two days from when it is written (write_sql): a replay is as flawed
+    "epoch_future": value_set("epoch", value=FUTURE), "ended": ended,
+}
+
 
 # README, Configuration: each setting's range, and no password in the
 # registry's address, whose setting members of pg_read_all_settings read;
@@ -279,6 +310,9 @@ def write_sql(bad, cur):
     """The statement that writes bad its way, and its arguments.  An
     UPDATE where the table has no row is an INSERT."""
     args = dict(bad)
+    if bad["epoch"] == FUTURE:
+        args["epoch"] = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).strftime(
+            "%Y-%m-%d 00:00:00+00")
     writer = bad["writer"]
     if writer == "update":
         cur.execute("SELECT pg_catalog.min(name) FROM idgen_layout")
@@ -296,7 +330,7 @@ def flaw_answers(flaw):
     if "unloaded" in flaw:
         return "shared_preload_libraries", GENERATES + HORIZONS + VIEWS, READS_LAYOUT + UNSHARED
     if "marks" in flaw:
-        return '"idgen_hwm" is unreadable', GENERATES, []
+        return '"idgen_hwm" is unreadable', GENERATES + HORIZONS, READS_LAYOUT + UNSHARED
     if flaw["setting"] in LAYOUT_SETTINGS:
         return "idgen." + flaw["setting"], GENERATES + READS_LAYOUT + HORIZONS, UNSHARED
     return "idgen." + flaw["setting"], GENERATES, HORIZONS + UNSHARED

@@ -265,13 +265,12 @@ def adopt_changed(before, after, where):
                         % (where, before, after))
 
 
-def adopt_referenced(error, where):
-    """README, Adopting idgen: a new ID can be referenced, the columns that
-    reference the key widened with it.  error: (SQLSTATE, message) of
-    inserting the largest new ID into such a column, or None."""
-    if error is not None:
-        raise Violation("adopt narrow", None, "%s: a column that references the key cannot hold its new IDs: %s"
-                        % (where, error[1].splitlines()[0]))
+def adopt_narrow(problem, where):
+    """README, Adopting idgen: widen changes the columns that reference the
+    key to bigint with it, and without widen a column too narrow for idgen
+    IDs is refused.  problem: how it went otherwise, or None."""
+    if problem:
+        raise Violation("adopt narrow", None, "%s: %s" % (where, problem))
 
 
 def adopt_refused(largest, error, where):
@@ -397,17 +396,20 @@ def refused_until_restart(got, where):
 
 def input_judged(sql, expected, got, where):
     """README, Reference: a call outside a function's stated range is
-    refused (a server that refuses to generate may refuse a generating
-    call for that first: any SQLSTATE but an internal error's); one at
-    its edge is answered as README computes it.  expected: the value, or None where
-    it must be refused; got: ("value", v) or (SQLSTATE, message)."""
-    if expected is None and got[0] not in ("value", None) and not got[0].startswith("XX"):
+    refused: as the caller's data (SQLSTATE class 22), or where it
+    generates by any error but an internal one (a server that refuses to
+    generate may refuse it for that first); one at its edge is answered as
+    README computes it.  expected: the value, "refused" or "refused as
+    data"; got: ("value", v) or (SQLSTATE, message)."""
+    code = got[0] if got[0] != "value" else None
+    if expected == "refused" and code and not code.startswith("XX"):
         return
-    if expected is not None and got == ("value", expected):
+    if expected == "refused as data" and code and code.startswith("22"):
         return
-    wanted = "a refusal" if expected is None else str(expected)
+    if expected not in ("refused", "refused as data") and got == ("value", expected):
+        return
     answer = "%s" % got[1] if got[0] == "value" else "%s %s" % (got[0], got[1].splitlines()[0])
-    raise Violation("input misjudged", None, "%s: %s gave %s, not %s" % (where, sql, answer, wanted))
+    raise Violation("input misjudged", None, "%s: %s gave %s, not %s" % (where, sql, answer, expected))
 
 
 def standby_refused(sql, error, where):

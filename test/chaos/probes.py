@@ -6,21 +6,33 @@ come from layouts.py's reading of README, not from idgen's code."""
 
 import psycopg2
 
-from flaws import try_sql
+from flaws import GENERATES, try_sql
 from hostile import CURRENT_HERE
 from invariants import input_judged, standby_refused
 from layouts import BUILTIN, Layout, default_layout, epoch_date_ms
 
 # a timestamptz of Unix ms, exact for every ms of the layouts' ranges
 AT_MS = "(timestamptz 'epoch' + %d::bigint * interval '1 ms')"
+# Expected of a call that must be refused: by a generating function, any
+# error but an internal one (a server that refuses to generate may refuse
+# it for that first); by the others, one of the caller's data.
 REFUSED = object()
+DATA_REFUSED = object()
 
-# Calls README gives a range for, just past it, each to be refused, that
-# need no layout's epoch.
-OUT_OF_RANGE = [
+# Generating calls README gives a range for, just past it; a layout of a
+# 10-bit node field, which every server's node id fits.
+GENERATING_OUT_OF_RANGE = [
     "SELECT idgen_next_block(0)", "SELECT idgen_next_block(-1)", "SELECT idgen_next_block(4097)",
-    "SELECT idgen_next_block(0, 'js53')", "SELECT idgen_next_block(65, 'js53')",
-    "SELECT idgen_next_batch(0)", "SELECT idgen_next_batch(-1, 'twitter')", "SELECT idgen_next_batch(1000001)",
+    "SELECT idgen_next_block(0, 'pgedge')", "SELECT idgen_next_block(4097, 'pgedge')",
+    "SELECT idgen_next_batch(0)", "SELECT idgen_next_batch(-1, 'pgedge')", "SELECT idgen_next_batch(1000001)",
+    # one call site passed a layout's name, then a name it begins or that
+    # begins with it: no such layout
+    "SELECT count(*) FROM (SELECT idgen_next(l) FROM unnest(ARRAY['pgedge', 'pgedg']) l) n",
+    "SELECT count(*) FROM (SELECT idgen_next(l) FROM unnest(ARRAY['pgedge', 'pgedgex']) l) n",
+]
+
+# Calls of the others just past their ranges, that need no layout's epoch.
+OUT_OF_RANGE = [
     "SELECT * FROM idgen_decode(-1)", "SELECT * FROM idgen_decode(-1, 'twitter')",
     "SELECT idgen_span('0 s')", "SELECT idgen_span('-1 day', 'discord')",
     "SELECT idgen_encode(-1)", "SELECT idgen_encode(1, 'base64')", "SELECT idgen_parse('!!!')",
@@ -33,10 +45,6 @@ OUT_OF_RANGE = [
     "SELECT objectid_from_bytea('\\x0102030405060708090a0b0c0d'::bytea)",
     "SELECT objectid_from_timestamp('1969-12-31 23:59:59+00')",
     "SELECT objectid_from_timestamp('2106-02-07 06:28:16+00')",
-    # one call site passed a layout's name, then a name it begins or that
-    # begins with it: no such layout
-    "SELECT count(*) FROM (SELECT idgen_next(l) FROM unnest(ARRAY['js53', 'js5']) l) n",
-    "SELECT count(*) FROM (SELECT idgen_next(l) FROM unnest(ARRAY['js53', 'js53x']) l) n",
 ]
 
 # README's answers that need no layout: the encodings' edges and the
@@ -54,8 +62,7 @@ EXACT = [
 
 # Generating calls a standby must refuse (docs/guarantees.md, A standby
 # promoted with the primary's node id: a standby refuses to generate).
-ON_STANDBY = ["SELECT idgen_next()", "SELECT idgen_next('js53')", "SELECT idgen_next_block(1)",
-              "SELECT idgen_next_batch(1, 'twitter')", "SELECT idgen_next_block(1, 'pgedge')"]
+ON_STANDBY = [sql for _, sql in GENERATES]
 
 
 def edges(layout, name):
@@ -71,17 +78,17 @@ def edges(layout, name):
     def from_ts(ms):
         return "SELECT idgen_from_timestamp(%s%s)" % (AT_MS % ms, named)
     calls = [(from_ts(first), 0), (from_ts(last + layout.tick_ms - 1), (span - 1) * scale),
-             (from_ts(first - 1), REFUSED), (from_ts(last + layout.tick_ms), REFUSED),
+             (from_ts(first - 1), DATA_REFUSED), (from_ts(last + layout.tick_ms), DATA_REFUSED),
              ("SELECT (extract(epoch FROM ts) * 1000)::bigint FROM idgen_decode(%d%s)" % (largest, named), last)]
     if largest < (1 << 63) - 1:
-        calls.append(("SELECT * FROM idgen_decode(%d%s)" % (largest + 1, named), REFUSED))
+        calls.append(("SELECT * FROM idgen_decode(%d%s)" % (largest + 1, named), DATA_REFUSED))
     return calls
 
 
 def input_calls(settings):
-    """OUT_OF_RANGE, EXACT, and the edges of the binary built-in layouts and of
+    """The calls past the ranges, EXACT, and the edges of the binary built-in layouts and of
     idgen's own under the server's settings (by name, and without)."""
-    calls = [(sql, REFUSED) for sql in OUT_OF_RANGE] + EXACT
+    calls = [(sql, REFUSED) for sql in GENERATING_OUT_OF_RANGE] + [(sql, DATA_REFUSED) for sql in OUT_OF_RANGE] + EXACT
     for name, (epoch_ms, tick, radix, fields, widths) in sorted(BUILTIN.items()):
         if radix == 2:
             calls += edges(Layout(name, epoch_ms, tick, radix, fields, widths), name)
@@ -109,6 +116,9 @@ def idgen_dbs(cl, current=False):
     return [db for db in dbs if cl.query(db, sql) == [(True,)]]
 
 
+REFUSALS = {REFUSED: "refused", DATA_REFUSED: "refused as data"}
+
+
 class Probes:
     def check_inputs(self, op):
         """After an op that made or restarted a server: in one database of
@@ -118,6 +128,7 @@ class Probes:
             if not self.live(c):
                 continue
             cl = self.clusters[c]
+            self.touch(c)
             for db in idgen_dbs(cl, current=True)[:1]:
                 self.ask_inputs(cl, db, "%s/%s after %s at step %d" % (c, db, op["op"], self.step))
 
@@ -128,7 +139,7 @@ class Probes:
                 for sql, expected in input_calls(cl.settings):
                     error = try_sql(cur, sql, None)
                     got = error if error else ("value", cur.fetchone()[0])
-                    input_judged(sql, None if expected is REFUSED else expected, got, where)
+                    input_judged(sql, REFUSALS.get(expected, expected), got, where)
                     self.inputs_checked += 1
         finally:
             conn.close()

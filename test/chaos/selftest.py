@@ -21,7 +21,7 @@ from cluster import Cluster        # noqa: E402
 from etcd_drills import ETCD_DRILLS     # noqa: E402
 from invariants import (Violation, above, increasing, input_judged, right_shard, standby_refused,  # noqa: E402
                         stats_mismatch, unique)
-from probes import REFUSED, input_calls     # noqa: E402
+from probes import DATA_REFUSED, REFUSED, input_calls     # noqa: E402
 from layouts import builtin, shard_range      # noqa: E402
 from lineage import Frontier       # noqa: E402
 from ops import Model      # noqa: E402
@@ -279,16 +279,18 @@ class Invariants(unittest.TestCase):
         # js53: 40 bits of ms from 2024-01-01, 13 below them
         self.assertEqual(calls["SELECT idgen_from_timestamp((timestamptz 'epoch' + 1704067200000::bigint"
                                " * interval '1 ms'), 'js53')"], 0)
-        self.assertIs(calls["SELECT * FROM idgen_decode(%d, 'js53')" % (1 << 53)], REFUSED)
+        self.assertIs(calls["SELECT * FROM idgen_decode(%d, 'js53')" % (1 << 53)], DATA_REFUSED)
+        self.assertIs(calls["SELECT idgen_next_block(0)"], REFUSED)
         self.assertIn("SELECT idgen_from_timestamp((timestamptz 'epoch' + 1704067200000::bigint"
                       " * interval '1 ms'))", calls)
         self.assertFalse([sql for sql in calls if "'idgen'" in sql and "node_bits" in sql])
         for flawed in [{"epoch": "2024-13-01", "node_bits": 4}, {"epoch": "2024-01-01", "node_bits": 11}]:
             self.assertEqual(len(input_calls(flawed)) + 10, len(listed))
-        input_judged("q", None, ("22023", "block size"), "")
+        input_judged("q", "refused", ("55000", "refusing to generate"), "")
+        input_judged("q", "refused as data", ("22023", "block size"), "")
         input_judged("q", 7, ("value", 7), "")
-        for expected, got in [(None, ("value", 1)), (None, ("XX000", "oops")), (7, ("value", 8)),
-                              (7, ("22008", "out of range"))]:
+        for expected, got in [("refused", ("value", 1)), ("refused", ("XX000", "oops")), (7, ("value", 8)),
+                              ("refused as data", ("42883", "no such function")), (7, ("22008", "out of range"))]:
             with self.assertRaises(Violation) as cm:
                 input_judged("q", expected, got, "")
             self.assertEqual(cm.exception.kind, "input misjudged")
