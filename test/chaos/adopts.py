@@ -94,11 +94,12 @@ class Adopts:
     @staticmethod
     def adopt_table(cur, op, margin):
         """The table, its keys placed as op says, and a table whose integer
-        column references it."""
+        column references it, at another position than the key's (a
+        constraint's columns are numbered in each table)."""
         table = op["table"]
         drop_tables(cur, table, "IF EXISTS ")
         cur.execute("CREATE TABLE %s (id %s PRIMARY KEY, note text)" % (table, COLUMNS[op["column"]]))
-        cur.execute("CREATE TABLE %s_ref (ref int REFERENCES %s (id))" % (table, table))
+        cur.execute("CREATE TABLE %s_ref (note text, ref int REFERENCES %s (id))" % (table, table))
         cur.execute("INSERT INTO %s (note) SELECT 'old' FROM generate_series(1, 100)" % table)
         at = KEY_AT[op["keys"]](margin)
         if at is not None:
@@ -162,6 +163,6 @@ class Adopts:
         if res["ids"]:
             adopt_admitted(largest, min(res["ids"]), "", where)
             # README: widen changes the columns that reference it too
-            error = try_sql(cur, "INSERT INTO %s_ref VALUES (%%s)" % op["table"], (max(res["ids"]),))
+            error = try_sql(cur, "INSERT INTO %s_ref (ref) VALUES (%%s)" % op["table"], (max(res["ids"]),))
             adopt_narrow(error and "a column that references the key cannot hold its new IDs: %s"
                          % error[1].splitlines()[0], where)
