@@ -16,8 +16,8 @@ AT_MS = "(timestamptz 'epoch' + %d::bigint * interval '1 ms')"
 # Expected of a call that must be refused: by a generating function, any
 # error but an internal one (a server that refuses to generate may refuse
 # it for that first); by the others, one of the caller's data.
-REFUSED = object()
-DATA_REFUSED = object()
+REFUSED = "refused"
+DATA_REFUSED = "refused as data"
 
 # Generating calls README gives a range for, just past it; a layout of a
 # 10-bit node field, which every server's node id fits.
@@ -86,9 +86,11 @@ def edges(layout, name):
 
 
 def input_calls(settings):
-    """The calls past the ranges, EXACT, and the edges of the binary built-in layouts and of
-    idgen's own under the server's settings (by name, and without)."""
-    calls = [(sql, REFUSED) for sql in GENERATING_OUT_OF_RANGE] + [(sql, DATA_REFUSED) for sql in OUT_OF_RANGE] + EXACT
+    """The calls past the ranges, EXACT, and the edges of the binary
+    built-in layouts and of idgen's own under the server's settings (by
+    name, and without)."""
+    calls = [(sql, REFUSED) for sql in GENERATING_OUT_OF_RANGE] + \
+        [(sql, DATA_REFUSED) for sql in OUT_OF_RANGE] + EXACT
     for name, (epoch_ms, tick, radix, fields, widths) in sorted(BUILTIN.items()):
         if radix == 2:
             calls += edges(Layout(name, epoch_ms, tick, radix, fields, widths), name)
@@ -116,9 +118,6 @@ def idgen_dbs(cl, current=False):
     return [db for db in dbs if cl.query(db, sql) == [(True,)]]
 
 
-REFUSALS = {REFUSED: "refused", DATA_REFUSED: "refused as data"}
-
-
 class Probes:
     def check_inputs(self, op):
         """After an op that made or restarted a server: in one database of
@@ -139,7 +138,7 @@ class Probes:
                 for sql, expected in input_calls(cl.settings):
                     error = try_sql(cur, sql, None)
                     got = error if error else ("value", cur.fetchone()[0])
-                    input_judged(sql, REFUSALS.get(expected, expected), got, where)
+                    input_judged(sql, expected, got, where)
                     self.inputs_checked += 1
         finally:
             conn.close()
