@@ -7,7 +7,6 @@ the edges of their ranges.  A flaw must be refused as the caller's error,
 leaving the table or the settings as they were, an edge taken
 (invariants.refused_definition, invariants.setting_judged)."""
 
-import datetime
 import math
 import os
 
@@ -21,7 +20,8 @@ FLAWS = ["twice", "time_later", "unknown", "negative", "too_wide", "no_time", "t
 # docs/design.md, Layouts defined in SQL: checked when defined by the
 # function only; a row that arrives otherwise (a restore) was made before
 DEFINE_ONLY = ["epoch_future", "ended"]
-FUTURE = "in two days"
+# in the future of every server's clock, however far a drill moved it
+FUTURE = "2199-01-01 00:00:00+00"
 BAD_TICKS = ["0 milliseconds", "1.5 milliseconds", "2 seconds", "1 hour", "-1 millisecond", "1 month"]
 # the long ones in ms: their time field is cut to about a century, so that
 # it ends neither before now nor past the year 9999 (refused for that too)
@@ -132,7 +132,6 @@ FLAW_EDITS = {
     "no_time": no_time, "widths_short": widths_short, "tick": long_tick, "field_wide": widen_field,
     "radix": value_set("radix", BAD_RADIXES), "name": value_set("name", BAD_NAMES),
     "epoch_fraction": epoch_fraction, "epoch_early": early_epoch,
-    # in two days from when it is written (write_sql): a replay is as flawed
     "epoch_future": value_set("epoch", value=FUTURE), "ended": ended,
 }
 
@@ -310,9 +309,6 @@ def write_sql(bad, cur):
     """The statement that writes bad its way, and its arguments.  An
     UPDATE where the table has no row is an INSERT."""
     args = dict(bad)
-    if bad["epoch"] == FUTURE:
-        args["epoch"] = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=2)).strftime(
-            "%Y-%m-%d 00:00:00+00")
     writer = bad["writer"]
     if writer == "update":
         cur.execute("SELECT pg_catalog.min(name) FROM idgen_layout")
