@@ -410,8 +410,7 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("cannot raise idgen high-water marks during recovery"),
 				 errhint("Run idgen_resume_after() on the primary.")));
-	/* before anything changes here: marks_raise_all() would refuse after */
-	marks_require_readable();
+	marks_require_readable();	/* before anything below changes */
 	if (after_ms - now > idgen_limits.max_clock_regression_ms)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
