@@ -62,10 +62,9 @@ class Adopts:
                 # README: without widen, a column referencing the key too
                 # narrow for idgen IDs is refused, and nothing changes
                 narrow = self.adopt_call(cur, c, db, table, False)
-                adopt_narrow(None if narrow else "adopted without widen, though an integer column references"
-                             " the key", where)
-                if narrow is not None:
-                    self.note_adopt_error(op, narrow, where)
+                if narrow is None:
+                    adopt_narrow("adopted without widen, though an integer column references the key", where)
+                self.note_adopt_error(op, narrow, where)
                 adopt_changed(before, self.adopt_state(cur, table), where)
                 error = self.adopt_call(cur, c, db, table, True)
                 if error is not None:

@@ -21,6 +21,15 @@ OPERATORS = ["=", "<>", "<", ">", "<=", ">="]
 CURRENT_HERE = ("SELECT e.extversion = a.default_version FROM pg_extension e"
                 " JOIN pg_available_extensions a ON a.name = e.extname WHERE e.extname = 'idgen'")
 
+
+def idgen_dbs(cl, current=False, like="db%"):
+    """cl's databases named like like that have idgen (of this version)."""
+    dbs = [db for (db,) in cl.query("postgres", "SELECT datname FROM pg_database WHERE datname LIKE %s"
+                                                " AND datallowconn ORDER BY 1", (like,))]
+    sql = CURRENT_HERE if current else "SELECT true FROM pg_extension WHERE extname = 'idgen'"
+    return [db for db in dbs if cl.query(db, sql) == [(True,)]]
+
+
 # What of idgen's a role without privileges may use of those it must not,
 # in the database one is connected to (out_of_reach).
 REACHED = """
@@ -103,11 +112,10 @@ class Hostile:
             if not self.live(c) and not (self.live(c, "registry") and self.registry_frozen is None):
                 continue
             cl = self.clusters[c]
-            for (db,) in cl.query("postgres", "SELECT datname FROM pg_database WHERE datallowconn ORDER BY 1"):
-                if cl.query(db, CURRENT_HERE) == [(True,)]:
-                    cl.query(db, STRANGER_SQL)
-                    reached = cl.query(db, REACHED, {"role": STRANGER}) + cl.query(db, SEES)
-                    out_of_reach([r[0] for r in reached], "%s/%s" % (c, db))
+            for db in idgen_dbs(cl, current=True, like="%"):
+                cl.query(db, STRANGER_SQL)
+                reached = cl.query(db, REACHED, {"role": STRANGER}) + cl.query(db, SEES)
+                out_of_reach([r[0] for r in reached], "%s/%s" % (c, db))
 
     def check_hostile(self, op):
         """After an op with a hostile session: no call of a shadowing

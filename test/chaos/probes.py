@@ -7,7 +7,7 @@ come from layouts.py's reading of README, not from idgen's code."""
 import psycopg2
 
 from flaws import GENERATES, try_sql
-from hostile import CURRENT_HERE
+from hostile import idgen_dbs
 from invariants import input_judged, standby_refused
 from layouts import BUILTIN, Layout, default_layout, epoch_date_ms
 
@@ -108,14 +108,6 @@ def valid_layout_settings(settings):
     except (KeyError, ValueError):
         return False
     return 0 <= bits <= 10 and epoch_date_ms("1900-01-01") <= epoch_ms <= epoch_date_ms("2200-01-01")
-
-
-def idgen_dbs(cl, current=False):
-    """The checker's databases of cl that have idgen (of this version)."""
-    dbs = [db for (db,) in cl.query("postgres", "SELECT datname FROM pg_database WHERE datname LIKE 'db%'"
-                                                " AND datallowconn ORDER BY 1")]
-    sql = CURRENT_HERE if current else "SELECT true FROM pg_extension WHERE extname = 'idgen'"
-    return [db for db in dbs if cl.query(db, sql) == [(True,)]]
 
 
 class Probes:
