@@ -7,16 +7,22 @@ import collections
 
 import psycopg2
 
+from answers import decoded_alike
 from clients import LOST, normalize, run_clients
-from invariants import (above, block_whole, connection_kept, counted, decoded_alike, hidden, in_time,
+from invariants import (above, block_whole, connection_kept, counted, hidden, in_time,
                         increasing, known_layout, no_internal_error, right_node, right_shard, sole_holder,
                         unique)
 from layouts import HWM_STEP_MS, Layout, builtin, default_layout, epoch_date_ms, node_problem, shard_range
 from params import DBS, MAX_NODE_SETTING
 
 SLACK_MS = 50
-# idgen's reading of IDs, each in its layout (idgen's own by its name), in order
-DECODE_SQL = ("SELECT (extract(epoch FROM d.ts) * 1000)::bigint, d.node_id "
+# idgen's reading of IDs, each in its layout (idgen's own by its name), in
+# order: every column of idgen_decode(), the smallest ID of the tick it
+# names, the IDs a second holds, and both encodings with their parse.
+DECODE_SQL = ("SELECT (extract(epoch FROM d.ts) * 1000)::bigint, d.node_id, d.worker_id, d.sequence, "
+              "idgen_from_timestamp(d.ts, u.layout), idgen_span('1 second', u.layout), "
+              "idgen_encode(u.id), idgen_parse(idgen_encode(u.id)), "
+              "idgen_encode(u.id, 'base62'), idgen_parse(idgen_encode(u.id, 'base62'), 'base62') "
               "FROM unnest(%s::bigint[], %s::text[]) WITH ORDINALITY AS u(id, layout, k), "
               "LATERAL idgen_decode(u.id, u.layout) d ORDER BY u.k")
 
@@ -178,6 +184,9 @@ class Bursts:
             n = res["call"][2]
             for first in res["ids"][::n]:
                 block_whole(layout, first, n, where)
+        if not layout.has("shard") or len(res["call"]) > 4:
+            # README: increasing within a backend, but for a shard drawn per ID
+            increasing(res["ids"], layout.name, shown, where)
         for ident in res["ids"]:
             unique(seen, (ident,), self.step, layout.name, shown, where)
             values = layout.decode(ident)
@@ -191,9 +200,10 @@ class Bursts:
 
     def check_decode(self, results, killed):
         """idgen_decode() reads the first ID of each call as the checker's
-        own decoder does (invariant 2): the start of its tick, and its node
-        where the layout has a node field.  Not on a server the burst
-        killed, whose settings may have changed with its restart."""
+        own decoder does (invariant 2): the start of its tick and each
+        field's column; and what README computes from them agrees
+        (DECODE_SQL).  Not on a server the burst killed, whose settings may
+        have changed with its restart."""
         firsts = collections.defaultdict(list)      # (server, database) -> [(ID, layout)]
         for res in results:
             if res.get("layout") is not None and res["c"] != killed and self.live(res["c"]):
@@ -206,10 +216,8 @@ class Bursts:
                 if e.pgcode != "42883":         # 1.0 has no idgen_decode(id, layout)
                     raise
                 continue
-            for (ident, layout), (ms, node) in zip(pairs, rows):
-                ours = layout.decode(ident)
-                decoded_alike(ident, layout.name, (ours["time"], ours.get("node")),
-                              (ms, node if layout.has("node") else None), "%s/%s" % (c, db))
+            for (ident, layout), row in zip(pairs, rows):
+                decoded_alike(ident, layout, row, "%s/%s" % (c, db))
 
     def check_frontier(self, res, layout, view, where):
         """IDs of this run above every ID of the lineage's earlier runs that

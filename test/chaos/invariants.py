@@ -2,7 +2,9 @@
 function each, and each the one place its kind of violation is raised.
 The world runs the ops and, after each, asks these of what the servers
 did; what they are checked against is kept elsewhere (a lineage's earlier
-IDs in lineage.py, a poller's cursor in outbox.py).
+IDs in lineage.py, a poller's cursor in outbox.py).  Those on what idgen's
+SQL answers (decoding, inputs, the schema, settings, the registry) are in
+answers.py.
 
 An error idgen raises on purpose is a refusal, counted and not a violation.
 A server process that dies without our SIGKILL, a PANIC, a failed assertion,
@@ -43,8 +45,9 @@ def unique(seen, ids, step, label, shown, where):
 
 
 def increasing(ids, label, shown, where):
-    """README: idgen_uuidv7() increases within a backend (a call's values,
-    made one after another in one session)."""
+    """README: IDs (in a layout, but for shards drawn per ID) and
+    idgen_uuidv7() increase within a backend (a call's values, made one
+    after another in one session)."""
     for before, after in zip(ids, ids[1:]):
         if after <= before:
             raise Violation("out of order", label, "%s follows %s in one session's call, %s"
@@ -69,16 +72,6 @@ def block_whole(layout, first, n, where):
     if split or b["sequence"] - a["sequence"] != n - 1:
         raise Violation("block split", layout.name, "%s: the block of %d from %d runs into another %s"
                         % (where, n, first, " and ".join(split) or "sequence"))
-
-
-def decoded_alike(ident, label, ours, idgens, where):
-    """idgen_decode() reads an ID as README describes its layout, as the
-    checker's decoder does: (the Unix ms its tick starts at, its node or
-    None)."""
-    if ours != idgens:
-        raise Violation("wrong decode", label, "%s: idgen_decode(%d, '%s') gives time %s and node %s; the"
-                        " layout says %s and %s" % (where, ident, label, fmt_ms(idgens[0]), idgens[1],
-                                                    fmt_ms(ours[0]), ours[1]))
 
 
 def right_node(problem, label, shown, ident, where):
@@ -392,29 +385,3 @@ def refused_until_restart(got, where):
     if got is not None:
         raise Violation("resumed before the restart", None, "%s: after idgen_resume_after(), before the restart,"
                         " a new session got ID %d" % (where, got))
-
-
-def input_judged(sql, expected, got, where):
-    """README, Reference: a call outside a function's stated range is
-    refused: as the caller's data (SQLSTATE class 22), or where it
-    generates by any error but an internal one (a server that refuses to
-    generate may refuse it for that first); one at its edge is answered as
-    README computes it.  expected: the value, "refused" or "refused as
-    data"; got: ("value", v) or (SQLSTATE, message)."""
-    code = got[0] if got[0] != "value" else None
-    if expected == "refused" and code and not code.startswith("XX"):
-        return
-    if expected == "refused as data" and code and code.startswith("22"):
-        return
-    if expected not in ("refused", "refused as data") and got == ("value", expected):
-        return
-    answer = "%s" % got[1] if got[0] == "value" else "%s %s" % (got[0], got[1].splitlines()[0])
-    raise Violation("input misjudged", None, "%s: %s gave %s, not %s" % (where, sql, answer, expected))
-
-
-def standby_refused(sql, error, where):
-    """docs/guarantees.md: a standby refuses to generate (it shares its
-    primary's node id).  error: (SQLSTATE, message) of sql there, or None."""
-    if error is None or error[0] is None or error[0].startswith("XX"):
-        raise Violation("generated on a standby", None, "%s: %s %s" % (
-            where, sql, "answered" if error is None else "failed: %s" % error[1].splitlines()[0]))

@@ -80,6 +80,30 @@ class Layout:
         values["time"] = self.epoch_ms + (ident // self.scale["time"]) * self.tick_ms
         return values
 
+    def columns(self, ident):
+        """idgen_decode()'s columns as docs/design.md maps a layout's fields:
+        node_id the node field, worker_id the worker field, a shard field
+        in the one left free (node_id first), sequence the sequence field;
+        NULL for what the layout lacks.  A field of no width may read
+        either way (None here: not compared)."""
+        values = self.decode(ident)
+
+        def column(field):
+            if not self.has(field):
+                return "NULL"
+            return values[field] if self.widths[self.fields.index(field)] else None
+        node, worker = column("node"), column("worker")
+        if self.has("shard"):
+            if node == "NULL":
+                node = column("shard")
+            elif worker == "NULL":
+                worker = column("shard")
+        return values["time"], node, worker, column("sequence")
+
+    def span_ms(self, ms):
+        """idgen_span() of ms whole milliseconds: the IDs its whole ticks hold."""
+        return (ms // self.tick_ms) * self.scale["time"]
+
     def depends_on_node_bits(self):
         """Without a node field, the node id lands in a range of worker ids
         or shards whose size is set by idgen.node_bits (README, Generating

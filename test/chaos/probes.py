@@ -6,9 +6,10 @@ come from layouts.py's reading of README, not from idgen's code."""
 
 import psycopg2
 
+import objectids
 from flaws import GENERATES, try_sql
 from hostile import idgen_dbs
-from invariants import input_judged, standby_refused
+from answers import input_judged, standby_refused
 from layouts import BUILTIN, Layout, default_layout, epoch_date_ms
 
 # a timestamptz of Unix ms, exact for every ms of the layouts' ranges
@@ -18,6 +19,7 @@ AT_MS = "(timestamptz 'epoch' + %d::bigint * interval '1 ms')"
 # it for that first); by the others, one of the caller's data.
 REFUSED = "refused"
 DATA_REFUSED = "refused as data"
+UNKNOWN_REFUSED = "refused as unknown"
 
 # Generating calls README gives a range for, just past it; a layout of a
 # 10-bit node field, which every server's node id fits.
@@ -29,6 +31,10 @@ GENERATING_OUT_OF_RANGE = [
     # begins with it: no such layout
     "SELECT count(*) FROM (SELECT idgen_next(l) FROM unnest(ARRAY['pgedge', 'pgedg']) l) n",
     "SELECT count(*) FROM (SELECT idgen_next(l) FROM unnest(ARRAY['pgedge', 'pgedgex']) l) n",
+    "SELECT idgen_next('nosuch')",
+    # a shard for a layout without a shard field
+    "SELECT idgen_next('twitter', 0)", "SELECT idgen_next_batch(1, 'js53', 0)",
+    "SELECT idgen_next_block(1, 'pgedge', 0)",
 ]
 
 # Calls of the others just past their ranges, that need no layout's epoch.
@@ -45,6 +51,20 @@ OUT_OF_RANGE = [
     "SELECT objectid_from_bytea('\\x0102030405060708090a0b0c0d'::bytea)",
     "SELECT objectid_from_timestamp('1969-12-31 23:59:59+00')",
     "SELECT objectid_from_timestamp('2106-02-07 06:28:16+00')",
+    # one flaw at a right width; infinite and month-long times
+    "SELECT idgen_parse('000000000000U')", "SELECT idgen_parse('0000000000-', 'base62')",
+    "SELECT idgen_parse('000000000000', 'base62')", "SELECT '0123456789abcdef0123456g'::objectid",
+    "SELECT objectid_from_timestamp('infinity')", "SELECT idgen_from_timestamp('infinity', 'twitter')",
+    "SELECT idgen_span('1 month', 'twitter')", "SELECT idgen_span('5 ms', 'sonyflake')",
+]
+
+# Calls that name no layout: the name one's beginning or one longer, and
+# in one statement after the name it begins.
+UNKNOWN = [
+    "SELECT * FROM idgen_decode(1, 'pgedg')", "SELECT idgen_from_timestamp(now(), 'twitte')",
+    "SELECT idgen_span('1 day', 'idgenx')",
+    "SELECT count(*) FROM unnest(ARRAY['pgedge', 'pgedg']) l, idgen_decode(1, l)",
+    "SELECT count(idgen_from_timestamp(now(), l)) FROM unnest(ARRAY['twitter', 'twitterx']) l",
 ]
 
 # README's answers that need no layout: the encodings' edges and the
@@ -58,6 +78,41 @@ EXACT = [
     ("SELECT idgen_encode(4194303) COLLATE \"C\" < idgen_encode(4194304) COLLATE \"C\"", True),
     ("SELECT '0123456789ABCDEF01234567'::objectid::text", "0123456789abcdef01234567"),
     ("SELECT encode(objectid_to_bytea('0123456789abcdef01234567'), 'hex')", "0123456789abcdef01234567"),
+    ("SELECT objectid_from_bytea('\\x0102030405060708090a0b0c')::text", "0102030405060708090a0b0c"),
+    # objectid: the first and last second, as seconds of Unix time in 4 bytes
+    ("SELECT objectid_from_timestamp('1970-01-01+00')::text", "000000000000000000000000"),
+    ("SELECT objectid_from_timestamp('2106-02-07 06:28:15.999+00')::text", "ffffffff0000000000000000"),
+    ("SELECT objectid_timestamp('ffffffffffffffffffffffff') = '2106-02-07 06:28:15+00'", True),
+    # README's spans: a day is 86,400 s, in whole ticks
+    ("SELECT idgen_span('1 day', 'twitter')", 86400000 << 22),
+    ("SELECT idgen_span('1 second', 'sonyflake')", 100 << 24),
+    ("SELECT idgen_span('1 day', 'decimal19')", 86400000 * 10 ** 6),
+    # RFC 9562's example of a version 7 UUID, and one of version 4
+    ("SELECT idgen_uuid_timestamp('017f22e2-79b0-7cc3-98c4-dc0c0c07398f') = to_timestamp(1645557742)", True),
+    ("SELECT idgen_uuid_timestamp('919108f7-52d1-4320-9bac-f847db4148a8')", None),
+    # A NULL argument gives NULL
+    ("SELECT (idgen_decode(NULL::bigint)).ts", None), ("SELECT idgen_decode(1, NULL)", None),
+    ("SELECT idgen_from_timestamp(NULL, 'twitter')", None), ("SELECT idgen_span(NULL, 'twitter')", None),
+    ("SELECT idgen_encode(NULL)", None), ("SELECT idgen_parse(NULL, 'base62')", None),
+    ("SELECT objectid_timestamp(NULL)", None),
+]
+
+# What must answer where a session generates: (the call that shows it
+# does, [README's answers]).  Edges inside the ranges, NULL arguments and
+# the bits of a version 7 UUID.
+ANSWERS = [
+    ("SELECT idgen_next('pgedge')", [
+        ("SELECT idgen_next_block(4096, 'pgedge') IS NOT NULL", True),
+        ("SELECT count(DISTINCT i) FROM idgen_next_batch(1000, 'pgedge') i", 1000),
+        ("SELECT count(*) FROM idgen_next_batch(1, 'pgedge')", 1),
+        ("SELECT idgen_next(NULL::text)", None), ("SELECT count(*) FROM idgen_next_batch(2, NULL)", 0),
+        ("SELECT idgen_next_block(NULL, 'pgedge')", None)]),
+    ("SELECT idgen_next()", [
+        ("SELECT idgen_next_block(4096) IS NOT NULL", True),
+        ("SELECT idgen_next_block(1, 'idgen') IS NOT NULL", True)]),
+    ("SELECT idgen_uuidv7()", [
+        ("SELECT count(*) FROM (SELECT idgen_uuidv7()::text u FROM generate_series(1, 100)) s"
+         " WHERE substr(u, 15, 1) = '7' AND substr(u, 20, 1) IN ('8', '9', 'a', 'b')", 100)]),
 ]
 
 # Generating calls a standby must refuse (docs/guarantees.md, A standby
@@ -90,14 +145,42 @@ def input_calls(settings):
     built-in layouts and of idgen's own under the server's settings (by
     name, and without)."""
     calls = [(sql, REFUSED) for sql in GENERATING_OUT_OF_RANGE] + \
-        [(sql, DATA_REFUSED) for sql in OUT_OF_RANGE] + EXACT
+        [(sql, DATA_REFUSED) for sql in OUT_OF_RANGE] + [(sql, UNKNOWN_REFUSED) for sql in UNKNOWN] + EXACT + \
+        objectids.calls()
     for name, (epoch_ms, tick, radix, fields, widths) in sorted(BUILTIN.items()):
         if radix == 2:
             calls += edges(Layout(name, epoch_ms, tick, radix, fields, widths), name)
     if valid_layout_settings(settings):
         own = default_layout(epoch_date_ms(str(settings["epoch"])), int(settings["node_bits"]))
-        calls += edges(own, "idgen") + edges(own, None)
+        calls += edges(own, "idgen") + edges(own, None) + shared_tables(own)
     return calls
+
+
+def shared_tables(own):
+    """README: idgen_layouts lists the built-in layouts as its table gives
+    them, idgen's own under the settings; idgen_capacity's worker ids are
+    those of the machine field's rest, but the shared one."""
+    layouts = [builtin_row(Layout(n, *v)) for n, v in BUILTIN.items()] + [builtin_row(own)]
+    workers = 2 ** own.widths[own.fields.index("worker")] - 1
+    return [("SELECT string_agg(concat_ws(' ', name, (extract(epoch FROM epoch) * 1000)::bigint, fields, widths,"
+             " (extract(epoch FROM time_unit) * 1000)::bigint, radix), '; ' ORDER BY name)"
+             " FROM idgen_layouts WHERE built_in", "; ".join(sorted(layouts))),
+            ("SELECT bool_and(in_use <= capacity AND (last_overflow IS NULL) = (overflows = 0))"
+             " FROM idgen_capacity", True),
+            ("SELECT capacity >= current_setting('idgen.max_marks')::int FROM idgen_capacity WHERE name = 'marks'",
+             True)] + \
+        ([("SELECT capacity FROM idgen_capacity WHERE name = 'worker_ids'", workers)] if workers else [])
+
+
+def builtin_row(lay):
+    return "%s %d {%s} {%s} %d %d" % (lay.name, lay.epoch_ms, ",".join(lay.fields),
+                                      ",".join(map(str, lay.widths)), lay.tick_ms, lay.radix)
+
+
+def answer(cur, sql):
+    """("value", the first column) or (SQLSTATE, message)."""
+    error = try_sql(cur, sql, None)
+    return error if error else ("value", cur.fetchone()[0])
 
 
 def valid_layout_settings(settings):
@@ -128,12 +211,28 @@ class Probes:
         try:
             with conn.cursor() as cur:
                 for sql, expected in input_calls(cl.settings):
-                    error = try_sql(cur, sql, None)
-                    got = error if error else ("value", cur.fetchone()[0])
+                    input_judged(sql, expected, answer(cur, sql), where)
+                    self.inputs_checked += 1
+                for control, calls in ANSWERS:
+                    self.ask_answers(cur, control, calls, where)
+                for sql, expected, got in objectids.index_answers(cur, answer):
                     input_judged(sql, expected, got, where)
                     self.inputs_checked += 1
         finally:
             conn.close()
+
+    def ask_answers(self, cur, control, calls, where):
+        """Where control answers, calls must, as README says; a refusal
+        counts only if control still answers after it (a lease that ran
+        out in between, say)."""
+        if answer(cur, control)[0] != "value":
+            return
+        for sql, expected in calls:
+            got = answer(cur, sql)
+            if got[0] != "value" and answer(cur, control)[0] != "value":
+                return
+            input_judged(sql, expected, got, where)
+            self.inputs_checked += 1
 
     def check_standby_dbs(self, s):
         """After a standby is made or restarted: ON_STANDBY in each of its

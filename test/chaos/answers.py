@@ -1,0 +1,129 @@
+"""The invariants on what idgen's SQL answers, beside invariants.py's on
+the IDs it hands out: a decoding, an input at or past README's ranges,
+the schema a database's idgen has, the settings' declarations, a
+standby's and a registry's answers.  One function each, and each the one
+place its kind of violation is raised."""
+
+from invariants import Violation, fmt_ms
+
+
+def decoded_alike(ident, layout, row, where):
+    """idgen_decode(ident, layout) reads it as README describes the layout,
+    as the checker's decoder does (Layout.columns); idgen_from_timestamp()
+    of its time is the smallest ID of that tick, idgen_span('1 second')
+    the IDs of its whole ticks, and each encoding is README's (fixed
+    width, sorting like the ID) and parses back.  row: DECODE_SQL's."""
+    ours = layout.columns(ident)
+    theirs = tuple(row[:4])
+    alike = all(o is None or o == ("NULL" if t is None else t) for o, t in zip(ours, theirs))
+    wants = [((ours[0] - layout.epoch_ms) // layout.tick_ms) * layout.scale["time"],
+             layout.span_ms(1000), encoded(ident, BASE32, 13), ident, encoded(ident, BASE62, 11), ident]
+    if not alike:
+        got, said = (fmt_ms(theirs[0]),) + theirs[1:], (fmt_ms(ours[0]),) + ours[1:]
+    elif list(row[4:]) != wants:
+        got, said = row[4:], wants
+    else:
+        return
+    raise Violation("wrong decode", layout.name, "%s: %d in %s gives (%s); the layout says (%s)"
+                    % (where, ident, layout.describe(), ", ".join(map(str, got)), ", ".join(map(str, said))))
+
+
+BASE32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def encoded(ident, alphabet, width):
+    """README, Reference: fixed-width digits of alphabet (ASCII order)."""
+    digits = ""
+    for _ in range(width):
+        ident, d = divmod(ident, len(alphabet))
+        digits = alphabet[d] + digits
+    return digits
+
+
+def schema_alike(ref, schema, where):
+    """sql/idgen.sql: a fresh install, every update path, a restore and
+    pg_upgrade give the extension the same objects, defined alike.
+    ref, schema: {object: its definition}."""
+    for name in sorted(set(ref) | set(schema)):
+        ours, fresh = schema.get(name), ref.get(name)
+        if ours != fresh:
+            raise Violation("schema differs", None, "%s: %s is %s; a fresh install has %s" % (
+                where, name, *where_they_differ(ours, fresh)))
+
+
+def where_they_differ(a, b):
+    """The two texts around their first difference ("nothing" for None)."""
+    if a is None or b is None:
+        return [("nothing" if t is None else repr(t[:200])) for t in (a, b)]
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    start = max(0, at - 80)
+    return [repr(("..." if start else "") + t[start:at + 80]) for t in (a, b)]
+
+
+def settings_declared(rows, readme, where):
+    """README, Settings: each of idgen's settings has the context, default
+    and range its table gives, and there is no other.  rows: pg_settings'
+    (name, context, boot_val, min_val, max_val)."""
+    problems = []
+    for name, context, boot, low, high in rows:
+        if name not in readme:
+            problems.append("%s, which README does not list" % name)
+            continue
+        want, default, bounds = readme[name]
+        if context != want or (default is not None and boot != default) or \
+                (bounds is not None and (low, high) != bounds):
+            problems.append("%s: context %s, default %s, range %s-%s; README: %s, %s, %s" % (
+                name, context, boot, low, high, want, default, "-".join(bounds) if bounds else "none"))
+    missing = set(readme) - {r[0] for r in rows}
+    problems += ["no setting %s" % name for name in sorted(missing)]
+    if problems:
+        raise Violation("setting misdeclared", None, "%s: %s" % (where, "; ".join(problems)))
+
+
+def lease_granted_free(got, live, marks, presented, where):
+    """README, Reference: the registry's acquire hands out a node id no
+    live lease holds, whatever token is presented (presented: the node id
+    whose holder's token was, or None), and its next holder starts above
+    the node id's mark.  got: ("value", (node_id, previous_mark_ms)) or an
+    error, which is a refusal; live: the node ids held; marks: each row's."""
+    if got[0] != "value" or got[1][0] is None:
+        return
+    chosen, previous = got[1]
+    if chosen in live or previous < marks.get(chosen, 0):
+        raise Violation("lease misgranted", None, "%s: an acquire %s got node id %d from %d%s" % (
+            where, "with a stranger's token" if presented is None else "with node id %d's token" % presented,
+            chosen, previous, ", which a live lease holds" if chosen in live else
+            ", below its mark %d" % marks[chosen]))
+
+
+REFUSALS = ("refused", "refused as data", "refused as unknown")
+
+
+def input_judged(sql, expected, got, where):
+    """README, Reference: a call outside a function's stated range is
+    refused: as the caller's data (SQLSTATE class 22), or where it
+    generates by any error but an internal one (a server that refuses to
+    generate may refuse it for that first); one at its edge is answered as
+    README computes it; a name of no layout is refused as such (42704).
+    expected: the value or one of REFUSALS; got: ("value", v) or
+    (SQLSTATE, message)."""
+    code = got[0] if got[0] != "value" else None
+    if expected == "refused" and code and not code.startswith("XX"):
+        return
+    if expected == "refused as data" and code and code.startswith("22"):
+        return
+    if expected == "refused as unknown" and code == "42704":
+        return
+    if expected not in REFUSALS and got == ("value", expected):
+        return
+    answer = "%s" % got[1] if got[0] == "value" else "%s %s" % (got[0], got[1].splitlines()[0])
+    raise Violation("input misjudged", None, "%s: %s gave %s, not %s" % (where, sql, answer, expected))
+
+
+def standby_refused(sql, error, where):
+    """docs/guarantees.md: a standby refuses to generate (it shares its
+    primary's node id).  error: (SQLSTATE, message) of sql there, or None."""
+    if error is None or error[0] is None or error[0].startswith("XX"):
+        raise Violation("generated on a standby", None, "%s: %s %s" % (
+            where, sql, "answered" if error is None else "failed: %s" % error[1].splitlines()[0]))
