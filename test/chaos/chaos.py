@@ -204,6 +204,9 @@ def summary(world, seed, steps, seconds, ops):
     if world.hostile_checked:
         print("databases that ran hostile sessions, no operator of theirs called: %d times"
               % world.hostile_checked)
+    if world.schemas_checked:
+        print("databases whose idgen is a fresh install's, and settings as README declares them: %d"
+              % world.schemas_checked)
     if world.inputs_checked:
         print("calls at or past the edges of README's ranges, answered as it says: %d" % world.inputs_checked)
     if world.handovers:

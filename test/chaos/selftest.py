@@ -19,10 +19,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chaos import coarse, ddmin   # noqa: E402
 from cluster import Cluster        # noqa: E402
 from etcd_drills import ETCD_DRILLS     # noqa: E402
-from invariants import (Violation, above, increasing, input_judged, right_shard, standby_refused,  # noqa: E402
-                        stats_mismatch, unique)
+from contract import readme_settings     # noqa: E402
+from answers import (decoded_alike, input_judged, lease_granted_free, schema_alike,  # noqa: E402
+                     settings_declared, standby_refused)
+from invariants import Violation, above, increasing, right_shard, stats_mismatch, unique  # noqa: E402
 from probes import DATA_REFUSED, REFUSED, input_calls     # noqa: E402
-from layouts import builtin, shard_range      # noqa: E402
+from layouts import Layout, builtin, shard_range      # noqa: E402
 from lineage import Frontier       # noqa: E402
 from ops import Model      # noqa: E402
 from outbox import NAMED_HORIZON, Poller    # noqa: E402
@@ -227,7 +229,7 @@ class Counts(unittest.TestCase):
 
 class Invariants(unittest.TestCase):
     def test_each_kind_is_raised_in_one_place(self):
-        # invariants.py is the only module that raises, once per kind
+        # invariants.py and answers.py are the only modules that raise, once per kind
         where = {}
         for path in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "*.py")):
             with open(path) as f:
@@ -237,7 +239,7 @@ class Invariants(unittest.TestCase):
                     where.setdefault(node.args[0].value, []).append(os.path.basename(path))
         self.assertGreater(len(where), 10)
         for kind, files in where.items():
-            self.assertEqual(files, ["invariants.py"], kind)
+            self.assertIn(files, [["invariants.py"], ["answers.py"]], kind)
 
     def test_repeated_ids_and_their_first_step(self):
         seen = {}
@@ -285,7 +287,8 @@ class Invariants(unittest.TestCase):
                       " * interval '1 ms'))", calls)
         self.assertFalse([sql for sql in calls if "'idgen'" in sql and "node_bits" in sql])
         for flawed in [{"epoch": "2024-13-01", "node_bits": 4}, {"epoch": "2024-01-01", "node_bits": 11}]:
-            self.assertEqual(len(input_calls(flawed)) + 10, len(listed))
+            # idgen's own edges, by name and without, and its shared tables
+            self.assertEqual(len(input_calls(flawed)) + 14, len(listed))
         input_judged("q", "refused", ("55000", "refusing to generate"), "")
         input_judged("q", "refused as data", ("22023", "block size"), "")
         input_judged("q", 7, ("value", 7), "")
@@ -294,6 +297,54 @@ class Invariants(unittest.TestCase):
             with self.assertRaises(Violation) as cm:
                 input_judged("q", expected, got, "")
             self.assertEqual(cm.exception.kind, "input misjudged")
+
+    def test_decoded_columns(self):
+        """README and docs/design.md: a shard takes the column the layout
+        leaves free, node_id first; a field it lacks is NULL."""
+        insta = builtin("instagram")
+        ident = (5 << 23) | (1537 << 10) | 9
+        row = [insta.epoch_ms + 5, 1537, None, 9, 5 << 23, 1000 << 23]
+        decoded_alike(ident, insta, row + ["000000019G109", ident, "0000002wak5", ident], "")
+        for wrong in [[insta.epoch_ms + 5, 1537, 1537, 9], [insta.epoch_ms + 5, None, None, 9],
+                      [insta.epoch_ms + 4, 1537, None, 9]]:
+            with self.assertRaises(Violation) as cm:
+                decoded_alike(ident, insta, wrong + row[4:] + ["000000019G109", ident, "0000002wak5", ident], "")
+            self.assertEqual(cm.exception.kind, "wrong decode")
+        dec = builtin("decimal19")
+        self.assertEqual(dec.columns(12345678), (dec.epoch_ms + 12, 45, 678, 3))
+        # no worker field: the shard is worker_id
+        both = Layout("b", 0, 1, 2, ("time", "node", "shard", "sequence"), (41, 5, 5, 12))
+        self.assertEqual(both.columns((1 << 22) | (3 << 17) | (2 << 12) | 7), (1, 3, 2, 7))
+
+    def test_schema_and_settings(self):
+        schema_alike({"f": "a"}, {"f": "a"}, "")
+        for other in [{"f": "b"}, {}, {"f": "a", "g": "x"}]:
+            with self.assertRaises(Violation) as cm:
+                schema_alike({"f": "a"}, other, "")
+            self.assertEqual(cm.exception.kind, "schema differs")
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")) as f:
+            readme = readme_settings(f.read())
+        self.assertEqual(readme["idgen.node_bits"], ("postmaster", "4", ("0", "10")))
+        self.assertEqual(readme["idgen.clock_offset_ms"], ("superuser", "0", None))
+        self.assertEqual(len(readme), 10)
+        rows = [(n, c, d or "", b[0] if b else None, b[1] if b else None) for n, (c, d, b) in readme.items()]
+        settings_declared(rows, readme, "")
+        for changed in [("idgen.clock_offset_ms", "user", "0", None, None),
+                        ("idgen.node_bits", "postmaster", "4", "0", "11")]:
+            with self.assertRaises(Violation) as cm:
+                settings_declared([r for r in rows if r[0] != changed[0]] + [changed], readme, "")
+            self.assertEqual(cm.exception.kind, "setting misdeclared")
+        with self.assertRaises(Violation):
+            settings_declared(rows[1:], readme, "")
+
+    def test_leases_granted(self):
+        lease_granted_free(("value", (7, 50)), {0, 1}, {7: 50}, 0, "")
+        lease_granted_free(("54000", "all node ids are leased"), {0, 1}, {}, 0, "")
+        lease_granted_free(("value", (None, None)), {0, 1}, {}, None, "")
+        for got in [("value", (0, 10)), ("value", (7, 49))]:
+            with self.assertRaises(Violation) as cm:
+                lease_granted_free(got, {0, 1}, {7: 50, 0: 0}, 0, "")
+            self.assertEqual(cm.exception.kind, "lease misgranted")
 
     def test_a_standby_refuses_to_generate(self):
         standby_refused("q", ("25006", "cannot generate idgen IDs during recovery"), "")

@@ -28,9 +28,11 @@ from probes import Probes
 from redefines import Redefines
 from params import CURRENT, DBS
 from etcd_ops import EtcdRegistry
+from contract import Contract, readme_settings
 from flaws import Flaws
 from hostile import Hostile
 from registry import Registry
+from registry_probes import RegistryProbes
 from restores import Restores
 from standbys import Standbys
 
@@ -40,7 +42,8 @@ POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_up
               "lose_hwm", "resume", "registry_start", "thaw", "registry_thaw", "registry_restore",
               "registry_failover", "etcd_start", "etcd_thaw"}
 # Ops that make or change an extension's objects, after which a role
-# without privileges may use no more than it may (Hostile.check_reach).
+# without privileges may use no more than it may (Hostile.check_reach), and
+# the extension is that of a fresh install (Contract.check_contract).
 REACH_CHECK_AFTER = {"cluster", "createdb", "ext_recreate", "ext_update", "upgrade", "rollback", "move",
                      "dump_restore", "registry", "registry_restore"}
 # Ops that make, start or promote a server, after which it is asked
@@ -58,7 +61,7 @@ PAST_WAIT_MS = 60000
 UUIDV7_CALL = ("uuidv7", None, 1, 100)
 
 
-class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Probes, Redefines, Registry,
+class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Probes, Redefines, Registry, RegistryProbes,
             Restores, Standbys):
     def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
@@ -89,6 +92,10 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Probes
         self.handovers = 0          # IDs made under a node id another server made IDs under
         self.hostile_checked = 0    # databases checked after an op with a hostile session
         self.inputs_checked = 0     # calls at or past the edges of README's ranges
+        self.schemas_checked = 0    # databases whose idgen matched a fresh install (Contract)
+        self.schema_ref = None
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")) as f:
+            self.readme_settings = readme_settings(f.read())
         # (group, leased node id, node_bits) -> {server: largest ID it made under it}
         self.lease_tops = collections.defaultdict(dict)
         self.holder = {}            # leased node id -> (server seen holding it, step)
@@ -187,6 +194,7 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Probes
                 self.check_saved(op)
                 if op["op"] in REACH_CHECK_AFTER:
                     self.check_reach()
+                    self.check_contract()
                 if op["op"] in INPUT_CHECK_AFTER:
                     self.check_inputs(op)
                 if op["op"] in ("standby", "standby_restart"):
@@ -198,6 +206,7 @@ class World(Adopts, Bursts, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Probes
             self.check_log(c)
         if op["op"] in LEASE_CHECK_AFTER:
             self.check_held()
+            self.probe_registry()
         if (op["op"] in POLL_AFTER or (op["op"] == "burst" and op.get("kill"))) and op.get("poll", True):
             self.poll_all(op.get("poll_timeout_ms", 30000))
 
