@@ -34,12 +34,30 @@ EACH = {"tick": BAD_TICKS, "radix": BAD_RADIXES, "name": BAD_NAMES}
 WRITERS = ["define", "insert", "update"]
 
 
+# Definitions at the edges of docs/design.md's rules, which must be taken:
+# (what, fields, widths, time unit, radix, epoch, name)
+EDGE_DEFINITIONS = [
+    ("a name of 63 characters", ("time", "node", "sequence"), (41, 10, 12), "1 millisecond", 2, "2020-01-01",
+     "z9_-" + "x" * 59),
+    ("a time unit of 1 s", ("time", "node", "sequence"), (37, 10, 16), "1 second", 2, "2020-01-01", None),
+    ("a field of 31 bits", ("time", "sequence"), (32, 31), "1 second", 2, "2020-01-01", None),
+    ("a field of 9 digits, 19 in all", ("time", "sequence"), (10, 9), "1 second", 10, "2020-01-01", None),
+    ("an epoch of 1900", ("time", "node", "sequence"), (42, 9, 12), "1 millisecond", 2, "1900-01-01", None),
+    ("every field", ("time", "node", "worker", "sequence", "shard", "random"), (38, 5, 5, 10, 3, 2),
+     "1 millisecond", 2, "2020-01-01", None),
+]
+
+
 def flawed_definitions(family, date, rng):
     """Definitions like family's from date (YYYY-MM-DD), one with each flaw
-    (each bad time unit, radix and name), in an order drawn from rng."""
+    (each bad time unit, radix and name), in an order drawn from rng; then
+    EDGE_DEFINITIONS, each written another way in turn."""
     flaws = [flawed_definition(family, date, flaw, rng, k) for flaw in rng.sample(FLAWS, len(FLAWS))
              for k in range(len(EACH.get(flaw, [None])))]
-    return [bad for bad in flaws if bad is not None]
+    edges = [{"flaw": what, "valid": True, "name": name or "edge", "fields": list(fields), "widths": list(widths),
+              "unit": unit, "radix": radix, "epoch": epoch + " 00:00:00+00", "writer": WRITERS[k % len(WRITERS)]}
+             for k, (what, fields, widths, unit, radix, epoch, name) in enumerate(EDGE_DEFINITIONS)]
+    return [bad for bad in flaws if bad is not None] + edges
 
 
 def flawed_definition(family, date, flaw, rng, k):

@@ -290,7 +290,16 @@ def refused_definition(bad, error, before, after, where):
     one is refused as the caller's error (SQLSTATE class 22 or 42), and
     the table is left as it was, however it was written (bad["writer"]).
     error: (SQLSTATE, message) or None; before, after: the table's rows,
-    digested."""
+    digested.  One at the edges of the rules (bad["valid"]) is taken, and
+    the table changed."""
+    if bad.get("valid"):
+        if error is not None or before == after:
+            raise Violation("valid definition refused", bad["name"], "%s: %s of %s, fields %s, widths %s, %s,"
+                            " radix %s: %s" % (where, bad["writer"], bad["flaw"], bad["fields"], bad["widths"],
+                                               bad["unit"], bad["radix"], "taken, the table unchanged"
+                                               if error is None else "refused with %s (%s)" % (
+                                                   error[0], error[1].splitlines()[0])))
+        return
     if error is not None and (error[0] or "").startswith(("22", "42")) and before == after:
         return
     raise Violation("flawed definition", bad["name"], "%s: %s of %r, fields %s, widths %s, %s, radix %s, %s: %s" % (
