@@ -13,11 +13,11 @@ from answers import schema_alike, settings_declared
 
 # Privileges with the owner's as "owner", so that a restore by the
 # database's owner reads the same; the defaults spelled out.
-ACL = """(SELECT pg_catalog.string_agg(CASE WHEN a.grantee = 0 THEN 'PUBLIC' WHEN a.grantee = %(owner)s
-                                            THEN 'owner' ELSE a.grantee::regrole::text END
-                                       || ':' || a.privilege_type || CASE WHEN a.is_grantable THEN '*' ELSE '' END,
-                                       ',' ORDER BY 1)
-          FROM pg_catalog.aclexplode(coalesce(%(acl)s, pg_catalog.acldefault(%(kind)s, %(owner)s))) a)"""
+ACL = """(SELECT pg_catalog.string_agg(g, ',' ORDER BY g) FROM (
+          SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' WHEN a.grantee = %(owner)s THEN 'owner'
+                      ELSE a.grantee::regrole::text END
+                 || ':' || a.privilege_type || CASE WHEN a.is_grantable THEN '*' ELSE '' END AS g
+          FROM pg_catalog.aclexplode(coalesce(%(acl)s, pg_catalog.acldefault(%(kind)s, %(owner)s))) a) acl)"""
 
 RELATION = """(SELECT c.relkind::text || ' ' || c.relpersistence::text || ' rls ' || c.relrowsecurity::text
           || c.relforcerowsecurity::text
@@ -25,21 +25,24 @@ RELATION = """(SELECT c.relkind::text || ' ' || c.relpersistence::text || ' rls 
           || ' columns ' || coalesce((SELECT pg_catalog.string_agg(a.attname || ' '
                  || pg_catalog.format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
                  || coalesce(' default ' || pg_catalog.pg_get_expr(ad.adbin, ad.adrelid), '')
-                 || coalesce(' acl ' || a.attacl::text, ''), ', ' ORDER BY a.attnum)
+                 || coalesce(' acl ' || %(column_acl)s, ''), ', ' ORDER BY a.attnum)
                FROM pg_catalog.pg_attribute a
                LEFT JOIN pg_catalog.pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
                WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '')
           || ' constraints ' || coalesce((SELECT pg_catalog.string_agg(k.conname || ' '
                  || pg_catalog.pg_get_constraintdef(k.oid), ', ' ORDER BY k.conname)
                FROM pg_catalog.pg_constraint k WHERE k.conrelid = c.oid), '')
-          || ' indexes ' || coalesce((SELECT pg_catalog.string_agg(pg_catalog.pg_get_indexdef(i.indexrelid), ', ' ORDER BY 1)
+          || ' indexes ' || coalesce((SELECT pg_catalog.string_agg(pg_catalog.pg_get_indexdef(i.indexrelid), ', '
+                                                                ORDER BY pg_catalog.pg_get_indexdef(i.indexrelid))
                FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid), '')
-          || ' triggers ' || coalesce((SELECT pg_catalog.string_agg(pg_catalog.pg_get_triggerdef(t.oid), ', ' ORDER BY 1)
+          || ' triggers ' || coalesce((SELECT pg_catalog.string_agg(pg_catalog.pg_get_triggerdef(t.oid), ', '
+                                                                 ORDER BY pg_catalog.pg_get_triggerdef(t.oid))
                FROM pg_catalog.pg_trigger t WHERE t.tgrelid = c.oid AND NOT t.tgisinternal), '')
           || ' view ' || coalesce(pg_catalog.pg_get_viewdef(c.oid), '')
         FROM pg_catalog.pg_class c WHERE c.oid = m.objid)""" % {
     "acl": ACL % {"owner": "c.relowner", "acl": "c.relacl",
-                  "kind": "CASE c.relkind WHEN 'S' THEN 's'::\"char\" ELSE 'r'::\"char\" END"}}
+                  "kind": "CASE c.relkind WHEN 'S' THEN 's'::\"char\" ELSE 'r'::\"char\" END"},
+    "column_acl": ACL % {"owner": "c.relowner", "acl": "a.attacl", "kind": "'c'::\"char\""}}
 
 FUNCTION = """(SELECT pg_catalog.pg_get_functiondef(p.oid) || ' acl ' || %s
         FROM pg_catalog.pg_proc p WHERE p.oid = m.objid)""" % ACL % {
@@ -58,10 +61,10 @@ OPERATOR = """(SELECT o.oprcode::text || ' com ' || o.oprcom::regoperator::text 
         FROM pg_catalog.pg_operator o WHERE o.oid = m.objid)"""
 
 FAMILY_MEMBERS = """(SELECT coalesce((SELECT pg_catalog.string_agg(a.amopstrategy || ' ' || a.amopopr::regoperator::text,
-                                               ', ' ORDER BY 1)
+                                               ', ' ORDER BY a.amopstrategy, a.amoplefttype, a.amoprighttype)
                     FROM pg_catalog.pg_amop a WHERE a.amopfamily = %(family)s), '')
-          || ' / ' || coalesce((SELECT pg_catalog.string_agg(p.amprocnum || ' ' || p.amproc::regprocedure::text,
-                                                            ', ' ORDER BY 1)
+          || ' / ' || coalesce((SELECT pg_catalog.string_agg(p.amprocnum || ' ' || p.amproc::regprocedure::text, ', '
+                                                            ORDER BY p.amprocnum, p.amproclefttype, p.amprocrighttype)
                     FROM pg_catalog.pg_amproc p WHERE p.amprocfamily = %(family)s), ''))"""
 
 # One row per member of the extension: what it is, and how it is defined.
