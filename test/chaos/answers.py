@@ -127,3 +127,14 @@ def standby_refused(sql, error, where):
     if error is None or error[0] is None or error[0].startswith("XX"):
         raise Violation("generated on a standby", None, "%s: %s %s" % (
             where, sql, "answered" if error is None else "failed: %s" % error[1].splitlines()[0]))
+
+
+def request_taken(op, code, message, where):
+    """README: a layout defined by its rules, a database given idgen, an
+    update to this version, are taken; an error there (but a session lost
+    to a server going down) is a valid request refused."""
+    if code is None or code.startswith(("57", "08")):
+        return
+    raise Violation("valid request refused", op.get("name"), "%s: %s refused with %s (%s)" % (
+        where, op["op"], code, message.splitlines()[0]))
+

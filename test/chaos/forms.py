@@ -5,7 +5,7 @@ be."""
 
 from flaws import EDGE_SETTINGS, FLAWED_SETTINGS, flawed_definitions, start_flaw
 from layouts import ENDING, EPOCHS, NAMES
-from params import (ADOPT_AFTER, ADOPT_KEYS, CURRENT, EDGE_BLOCKS, FLAWED_DEFINES, FLAWED_STARTS, MAX_NODE_SETTING,
+from params import (ADOPT_AFTER, ADOPT_KEYS, CROWDED_OUTBOX, CURRENT, EDGE_BLOCKS, FLAWED_DEFINES, FLAWED_STARTS, MAX_NODE_SETTING,
                     RESTARTED_CLUSTERS, RESUMED_RESTARTS, TRIED_SETTINGS,
                     HOSTILE_CLIENTS, HOSTILE_DEFINES, POLLED_RESTARTS, RACING, SPY_BURSTS, STRANGER,
                     TX_CLIENTS)
@@ -68,6 +68,16 @@ class Forms:
             op["racing"] = self.layout_spec(side.choice([n for n in NAMES if n != op["name"]]), side)
             self.apply_define(dict(op, **op["racing"]))
         self.flaw_forms(op)
+        self.crowd_forms(op)
+
+    def crowd_forms(self, op):
+        """Now and then (a stream of its own), an outbox op first fills its
+        server's free backend slots, each session holding an ID in an open
+        transaction (Outbox.crowd_horizon): a horizon that skips a slot is
+        found whichever slot it is."""
+        side = self.side_stream("/crowd %d" % self.steps)
+        if op["op"] == "outbox" and side.random() < CROWDED_OUTBOX:
+            op["crowd"] = True
 
     def flaw_forms(self, op):
         """Now and then, what idgen must refuse tried before op (flaws.py),

@@ -213,6 +213,14 @@ def horizon_kept(h, highest, label, what, where):
                         % (where, what, h, highest, highest - h))
 
 
+def horizon_below_holders(h, least, holders, where):
+    """docs/outbox.md: every transaction that took an ID below the horizon
+    has ended; least: the least ID of the transactions still open."""
+    if h > least:
+        raise Violation("horizon passed a holder", "idgen", "%s: idgen_horizon() returned %d while %d open"
+                        " transactions held IDs from %d" % (where, h, holders, least))
+
+
 def read_once(ident, read, where):
     """A poller reads no committed outbox row twice (read: ID -> the step
     it was read at)."""

@@ -13,11 +13,14 @@ import time
 import psycopg2
 
 from clients import LOST, normalize, now_ms
-from invariants import Violation, horizon_kept, no_standby_horizon, none_missed, read_once, unique
+from invariants import (Violation, horizon_below_holders, horizon_kept, no_standby_horizon, none_missed, read_once,
+                        unique)
 from params import RELEASED
 
 # A built-in layout, so that no op drops or redefines it under the poller.
 NAMED_HORIZON = "twitter"
+# more sessions than a chaos server has backend slots (cluster.BASE_CONF)
+CROWD = 200
 OUTBOX_DDL = ("CREATE TABLE IF NOT EXISTS chaos_outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), "
               "w int NOT NULL); "
               # DROP EXTENSION ... CASCADE took the default with it
@@ -98,6 +101,8 @@ class Outbox:
         poller = self.pollers.setdefault((c, db), Poller())
         where = "%s/%s" % (c, db)
         self.touch(c)
+        if op.get("crowd"):
+            self.crowd_horizon(cl, db, where)
         self.stats_begin(c, [db])
         held = self.hold_commits(c, op.get("hold_ms", 0))
         try:
@@ -119,6 +124,43 @@ class Outbox:
             raise problems[0]
         self.poll(c, db)
         self.stats_check(c)
+
+    def crowd_horizon(self, cl, db, where):
+        """Sessions in every free backend slot (until the server takes no
+        more), each holding an ID of idgen's layout, a millisecond or more
+        after the last, in an open transaction; then, as they end from the
+        first, idgen_horizon(), asked from a session opened before them,
+        must be at most the least ID still held: whichever slot a scan of
+        holders would skip, its holder is the least in turn."""
+        asker, held, ids = cl.connect(db), [], []
+        try:
+            with asker.cursor() as cur:
+                # committed first: a database's first ID here records this
+                # cluster in idgen_system, which would hold the others back
+                cur.execute("SELECT idgen_next()")
+            for _ in range(CROWD):
+                try:
+                    conn = cl.connect(db)
+                    held.append(conn)
+                    with conn.cursor() as cur:
+                        cur.execute("BEGIN; SELECT idgen_next()")
+                        ids.append(cur.fetchone()[0])
+                except psycopg2.Error as e:
+                    self.refusals["crowd: %s" % normalize(str(e))] += 1
+                    break
+                time.sleep(0.002)
+            for conn in held[len(ids):]:
+                conn.close()        # one whose call was refused
+            held = held[:len(ids)]
+            with asker.cursor() as cur:
+                while ids:
+                    cur.execute("SELECT idgen_horizon()")
+                    horizon_below_holders(cur.fetchone()[0], ids[0], len(ids), where)
+                    held.pop(0).close()
+                    ids.pop(0)
+        finally:
+            for conn in held + [asker]:
+                conn.close()
 
     def prepare_held(self, c, db):
         """Outbox rows in two transactions left prepared across a restart

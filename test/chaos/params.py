@@ -110,6 +110,8 @@ RELEASED = "RELEASE, ROLLBACK"
 # idgen_workers and idgen_horizon_holders while the others generate.
 STRANGER = "chaos_stranger"
 SPY_BURSTS = 0.2
+# outbox ops that first fill the free backend slots with held IDs (Outbox.crowd_horizon)
+CROWDED_OUTBOX = 0.3
 # Of the calls drawn, this share is a block past what one may be
 # (Choices.edge_block).
 EDGE_BLOCKS = 0.2

@@ -28,6 +28,7 @@ from probes import Probes
 from redefines import Redefines
 from params import CURRENT, DBS
 from etcd_ops import EtcdRegistry
+from answers import request_taken
 from contract import Contract, readme_settings
 from flaws import Flaws
 from hostile import Hostile
@@ -46,6 +47,9 @@ POLL_AFTER = {"restart", "reload", "promote", "standby", "ext_recreate", "ext_up
 # the extension is that of a fresh install (Contract.check_contract).
 REACH_CHECK_AFTER = {"cluster", "createdb", "ext_recreate", "ext_update", "upgrade", "rollback", "move",
                      "dump_restore", "registry", "registry_restore"}
+# Ops whose request is valid as drawn, which idgen must take (but a
+# definition timed to end, which may have ended by the time it is written).
+TAKEN = {"define", "redefine", "createdb", "ext_update", "ext_recreate"}
 # Ops that make, start or promote a server, after which it is asked
 # inputs at the edges of README's ranges (Probes.check_inputs).
 INPUT_CHECK_AFTER = {"cluster", "createdb", "restart", "promote", "clone", "move", "upgrade", "rollback",
@@ -182,6 +186,9 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outb
                 then = op["then_restart"]
                 self.do_restart(dict(then, op="restart", mode="fast", set=dict(self.clusters[then["c"]].settings)))
         except (RuntimeError, psycopg2.Error) as e:
+            if isinstance(e, psycopg2.Error) and op["op"] in TAKEN and not op.get("ends_in_ms") and \
+                    self.live(op["c"]):
+                self.found_mid_op(request_taken, op, e.pgcode, str(e), "%s at step %d" % (op["c"], self.step))
             self.op_errors["%s: %s" % (op["op"], normalize(str(e)))] += 1
             done = True
         if done is False:
