@@ -83,6 +83,11 @@ EXACT = [
     ("SELECT objectid_from_timestamp('1970-01-01+00')::text", "000000000000000000000000"),
     ("SELECT objectid_from_timestamp('2106-02-07 06:28:15.999+00')::text", "ffffffff0000000000000000"),
     ("SELECT objectid_timestamp('ffffffffffffffffffffffff') = '2106-02-07 06:28:15+00'", True),
+    # the tick containing a time with a part of a millisecond (a second) is
+    # the one it began in, before 2000 (PostgreSQL's epoch) and 1970 too
+    ("SELECT idgen_from_timestamp('1999-12-31 23:59:59.9995+00', 'decimal19')", 1082724799999 * 10 ** 6),
+    ("SELECT idgen_from_timestamp('1969-12-31 23:59:59.9995+00', 'decimal19')", 136039999999 * 10 ** 6),
+    ("SELECT objectid_from_timestamp('1999-12-31 23:59:59.5+00')::text", "386d437f0000000000000000"),
     # README's spans: a day is 86,400 s, in whole ticks
     ("SELECT idgen_span('1 day', 'twitter')", 86400000 << 22),
     ("SELECT idgen_span('1 second', 'sonyflake')", 100 << 24),
