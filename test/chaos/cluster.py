@@ -264,6 +264,22 @@ class Cluster:
         conn.autocommit = True
         return conn
 
+    def close_all(self, conns, db="postgres"):
+        """Closes conns and waits (up to 10 s) until their backends are
+        gone: what a session counts in idgen_stats it may publish as it
+        exits, after the checker has zeroed the counts for the next op."""
+        pids = [conn.get_backend_pid() for conn in conns if not conn.closed]
+        for conn in conns:
+            conn.close()
+        deadline = time.time() + 10
+        while pids and time.time() < deadline:
+            try:
+                if not self.query(db, "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,))[0][0]:
+                    return
+            except psycopg2.OperationalError:
+                pass        # every slot still taken, or the server going down
+            time.sleep(0.01)
+
     def query(self, db, sql, args=None, search_path=None):
         conn = self.connect(db, search_path=search_path)
         try:

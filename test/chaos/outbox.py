@@ -149,18 +149,14 @@ class Outbox:
                     self.refusals["crowd: %s" % normalize(str(e))] += 1
                     break
                 time.sleep(0.002)
-            for conn in held[len(ids):]:
-                conn.close()        # one whose call was refused
-            held = held[:len(ids)]
             with asker.cursor() as cur:
-                while ids:
+                for k, least in enumerate(ids):
                     cur.execute("SELECT idgen_horizon()")
-                    horizon_below_holders(cur.fetchone()[0], ids[0], len(ids), where)
-                    held.pop(0).close()
-                    ids.pop(0)
+                    horizon_below_holders(cur.fetchone()[0], least, len(ids) - k, where)
+                    with held[k].cursor() as ending:
+                        ending.execute("ROLLBACK")
         finally:
-            for conn in held + [asker]:
-                conn.close()
+            cl.close_all(held + [asker], db)
 
     def prepare_held(self, c, db):
         """Outbox rows in two transactions left prepared across a restart

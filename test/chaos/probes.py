@@ -224,7 +224,7 @@ class Probes:
                     input_judged(sql, expected, got, where)
                     self.inputs_checked += 1
         finally:
-            conn.close()
+            cl.close_all([conn], db)
 
     def ask_answers(self, cur, control, calls, where):
         """Where control answers, calls must, as README says; a refusal
