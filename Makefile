@@ -73,7 +73,7 @@ REGRESS = next decode layouts layouts_next layouts_custom guc encode uuidv7 obje
 # ./output_iso (ignored), not beside the tests.
 REGRESS_OPTS = --inputdir=test --temp-instance=./tmp_check --temp-config=test/idgen.conf \
 	--encoding=UTF8 --load-extension=idgen
-ISOLATION = concurrent_next horizon_cursor layout_save workers_privacy states_recycled
+ISOLATION = concurrent_next horizon_cursor layout_save workers_privacy states_recycled layout_shared_worker
 ISOLATION_OPTS = --inputdir=test --temp-instance=./tmp_check_iso --temp-config=test/idgen.conf
 # t/*.pl: the core; IDGEN_TEST_EXTRA="integration long" (scripts/test's
 # default) adds the tests of real clients and other systems, and the slow ones.

@@ -30,6 +30,9 @@ SELECT idgen_parse('0000000000000U');
 SELECT idgen_parse('000000000000U');
 SELECT idgen_parse('00000000000-0', 'base32');
 SELECT idgen_parse('ZZZZZZZZZZZZZ');
+-- one past the largest bigint, in each encoding: refused, never wrapped
+SELECT idgen_parse('8000000000000');
+SELECT idgen_parse('AzL8n0Y58m8', 'base62');
 SELECT idgen_parse('', 'base62');
 SELECT idgen_parse(NULL), idgen_encode(NULL);
 

@@ -13,6 +13,13 @@ SET idgen.epoch = '2020-01-01';
 SET idgen.max_lead_ms = 10;
 SET idgen.max_clock_regression_ms = 10;
 
+-- the epoch's range is taken to both ends, and refused one day past either
+ALTER SYSTEM SET idgen.epoch = '2200-01-01';
+ALTER SYSTEM SET idgen.epoch = '1900-01-01';
+ALTER SYSTEM SET idgen.epoch = '2200-01-02';
+ALTER SYSTEM SET idgen.epoch = '1899-12-31';
+ALTER SYSTEM RESET idgen.epoch;
+
 -- the fault-injection clock offset: superusers only, within int range
 SET idgen.clock_offset_ms = 2147483648;
 SET idgen.clock_offset_ms = '-1s';
