@@ -193,6 +193,8 @@ generator_claim(void)
 	slot = slots_claim_slot(&index, me.mode == ATTACH_SHARED);
 	if (slot != NULL)
 	{
+		/* Its own states start after the ticks it used in shared ones. */
+		slot->last_ms = Max(slot->last_ms, me.shared_last_ms);
 		me.mode = ATTACH_DEDICATED;
 		me.worker = index;
 		me.slot = slot;
@@ -278,6 +280,8 @@ generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
 		r = step_try(st, plan, clock_now_ms(), n, &id, &wait);
 		done = r == STEP_DONE ||
 			(r == STEP_NEW_TICK && generator_start_tick(st, t, wait.tick_ms, n, &id));
+		if (done)
+			me.shared_last_ms = Max(me.shared_last_ms, st->last_ms + plan->tick_ms - 1);
 		slots_unlock_state(shared);
 		if (done)
 		{
