@@ -193,7 +193,10 @@ generator_claim(void)
 	slot = slots_claim_slot(&index, me.mode == ATTACH_SHARED);
 	if (slot != NULL)
 	{
-		/* Its own states start after the ticks it used in shared ones. */
+		/*
+		 * The shared worker id is the highest: in a tick it used there, its
+		 * own worker id's IDs would sort below those it already has.
+		 */
 		slot->last_ms = Max(slot->last_ms, me.shared_last_ms);
 		me.mode = ATTACH_DEDICATED;
 		me.worker = index;
@@ -280,7 +283,7 @@ generator_next_locked(LayoutStateRef *shared, const GenTarget *t, int64 n)
 		r = step_try(st, plan, clock_now_ms(), n, &id, &wait);
 		done = r == STEP_DONE ||
 			(r == STEP_NEW_TICK && generator_start_tick(st, t, wait.tick_ms, n, &id));
-		if (done)
+		if (done && me.mode == ATTACH_SHARED)
 			me.shared_last_ms = Max(me.shared_last_ms, st->last_ms + plan->tick_ms - 1);
 		slots_unlock_state(shared);
 		if (done)

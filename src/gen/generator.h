@@ -40,7 +40,7 @@ typedef struct Attachment
 	WorkerSlot *slot;			/* when DEDICATED */
 	int64		worker;			/* worker slot number, when attached */
 	int64		last_claim_attempt_ms;
-	int64		shared_last_ms; /* newest tick's end it used in a shared state */
+	int64		shared_last_ms; /* when SHARED: end of the newest tick it used */
 	bool		release_set;	/* the exit callback that gives slot back is set */
 	bool		recheck;		/* provenance_require() again before the next ID */
 } Attachment;

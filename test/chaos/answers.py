@@ -129,12 +129,16 @@ def standby_refused(sql, error, where):
             where, sql, "answered" if error is None else "failed: %s" % error[1].splitlines()[0]))
 
 
+# A session lost to a server going down, a statement that timed out (a
+# lock another op holds), a name the model thought free: not idgen's refusal.
+NOT_REFUSALS = ("57P01", "57P02", "57P03", "57014", "42710", "42P04")
+
+
 def request_taken(op, code, message, where):
     """README: a layout defined by its rules, a database given idgen, an
-    update to this version, are taken; an error there (but a session lost
-    to a server going down) is a valid request refused."""
-    if code is None or code.startswith(("57", "08")):
+    update to this version, are taken; an error there (but NOT_REFUSALS)
+    is a valid request refused."""
+    if code is None or code.startswith("08") or code in NOT_REFUSALS:
         return
     raise Violation("valid request refused", op.get("name"), "%s: %s refused with %s (%s)" % (
         where, op["op"], code, message.splitlines()[0]))
-

@@ -150,7 +150,7 @@ class Contract:
         path of PATHS (in a database made for it, then dropped)."""
         ref = None
         for version in [None] + PATHS:
-            cl.query("postgres", 'DROP DATABASE IF EXISTS "%s"' % SCRATCH)
+            cl.query("postgres", 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % SCRATCH)
             cl.query("postgres", 'CREATE DATABASE "%s"' % SCRATCH)
             if version is None:
                 cl.query(SCRATCH, "CREATE EXTENSION idgen")
@@ -162,5 +162,5 @@ class Contract:
                 ref = schema
             else:
                 schema_alike(ref, schema, "a database updated from %s" % version)
-        cl.query("postgres", 'DROP DATABASE "%s"' % SCRATCH)
+        cl.query("postgres", 'DROP DATABASE "%s" WITH (FORCE)' % SCRATCH)
         return ref

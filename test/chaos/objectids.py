@@ -32,7 +32,7 @@ def calls():
             "CASE WHEN a %s b THEN 't' ELSE 'f' END" % op for op in OPERATORS), both), ops),
         ("SELECT string_agg(sign(objectid_cmp(a, b))::text, ',' ORDER BY i, j) %s" % both, cmps),
         ("SELECT string_agg(o::text, ',' ORDER BY o) FROM unnest(%s) o" % SHUFFLED, ",".join(sorted(VALUES))),
-        ("SELECT string_agg(o::text, ',') FROM (SELECT o FROM unnest(%s) o ORDER BY o DESC) s" % SHUFFLED,
+        ("SELECT string_agg(o::text, ',' ORDER BY o DESC) FROM unnest(%s) o" % SHUFFLED,
          ",".join(sorted(VALUES, reverse=True))),
         ("SELECT string_agg(extract(epoch FROM objectid_timestamp(o))::bigint::text, ',' ORDER BY i)"
          " FROM unnest(%s) WITH ORDINALITY x(o, i)" % ARRAY, ",".join(str(int(v[:8], 16)) for v in VALUES)),

@@ -13,6 +13,7 @@ import time
 import psycopg2
 
 from clients import LOST, normalize, now_ms
+from flaws import try_sql
 from invariants import (Violation, horizon_below_holders, horizon_kept, no_standby_horizon, none_missed, read_once,
                         unique)
 from params import RELEASED
@@ -20,7 +21,7 @@ from params import RELEASED
 # A built-in layout, so that no op drops or redefines it under the poller.
 NAMED_HORIZON = "twitter"
 # more sessions than a chaos server has backend slots (cluster.BASE_CONF)
-CROWD = 200
+CROWD_SESSIONS = 200
 OUTBOX_DDL = ("CREATE TABLE IF NOT EXISTS chaos_outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), "
               "w int NOT NULL); "
               # DROP EXTENSION ... CASCADE took the default with it
@@ -137,8 +138,10 @@ class Outbox:
             with asker.cursor() as cur:
                 # committed first: a database's first ID here records this
                 # cluster in idgen_system, which would hold the others back
-                cur.execute("SELECT idgen_next()")
-            for _ in range(CROWD):
+                if try_sql(cur, "SELECT idgen_next()", None):
+                    self.refusals["crowd: the server refuses to generate"] += 1
+                    return
+            for _ in range(CROWD_SESSIONS):
                 try:
                     conn = cl.connect(db)
                     held.append(conn)
@@ -152,7 +155,7 @@ class Outbox:
             with asker.cursor() as cur:
                 for k, least in enumerate(ids):
                     cur.execute("SELECT idgen_horizon()")
-                    horizon_below_holders(cur.fetchone()[0], least, len(ids) - k, where)
+                    self.found_mid_op(horizon_below_holders, cur.fetchone()[0], least, len(ids) - k, where)
                     with held[k].cursor() as ending:
                         ending.execute("ROLLBACK")
         finally:
