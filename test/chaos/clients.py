@@ -27,7 +27,8 @@ SQL = {
     "batch": "SELECT string_agg(i::text, ',' ORDER BY k) FROM idgen_next_batch({args}) WITH ORDINALITY b(i, k)",
     "block": "SELECT string_agg(idgen_next_block({args})::text, ',' ORDER BY g) FROM generate_series(1, {m}) g",
     "objectid": "SELECT string_agg(objectid()::text, ',' ORDER BY g) FROM generate_series(1, {m}) g",
-    "uuidv7": "SELECT string_agg(replace(idgen_uuidv7()::text, '-', ''), ',' ORDER BY g) FROM generate_series(1, {m}) g",
+    "uuidv7": ("SELECT string_agg(replace(idgen_uuidv7()::text, '-', ''), ',' ORDER BY g)"
+               " FROM generate_series(1, {m}) g"),
     # a session idle between its calls, m ms
     "sleep": "SELECT pg_sleep({m} / 1000.0)::text",
 }

@@ -23,7 +23,8 @@ RELATION = """(SELECT c.relkind::text || ' ' || c.relpersistence::text || ' rls 
           || c.relforcerowsecurity::text
           || ' acl ' || %(acl)s
           || ' columns ' || coalesce((SELECT pg_catalog.string_agg(a.attname || ' '
-                 || pg_catalog.format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
+                 || pg_catalog.format_type(a.atttypid, a.atttypmod)
+                 || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END
                  || coalesce(' default ' || pg_catalog.pg_get_expr(ad.adbin, ad.adrelid), '')
                  || coalesce(' acl ' || %(column_acl)s, ''), ', ' ORDER BY a.attnum)
                FROM pg_catalog.pg_attribute a
@@ -60,7 +61,8 @@ OPERATOR = """(SELECT o.oprcode::text || ' com ' || o.oprcom::regoperator::text 
           || ' ' || o.oprcanmerge::text || o.oprcanhash::text
         FROM pg_catalog.pg_operator o WHERE o.oid = m.objid)"""
 
-FAMILY_MEMBERS = """(SELECT coalesce((SELECT pg_catalog.string_agg(a.amopstrategy || ' ' || a.amopopr::regoperator::text,
+FAMILY_MEMBERS = """(SELECT coalesce((SELECT pg_catalog.string_agg(
+                                               a.amopstrategy || ' ' || a.amopopr::regoperator::text,
                                                ', ' ORDER BY a.amopstrategy, a.amoplefttype, a.amoprighttype)
                     FROM pg_catalog.pg_amop a WHERE a.amopfamily = %(family)s), '')
           || ' / ' || coalesce((SELECT pg_catalog.string_agg(p.amprocnum || ' ' || p.amproc::regprocedure::text, ', '

@@ -65,8 +65,8 @@ PAST_WAIT_MS = 60000
 UUIDV7_CALL = ("uuidv7", None, 1, 100)
 
 
-class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Probes, Redefines, Registry, RegistryProbes,
-            Restores, Standbys):
+class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Probes, Redefines, Registry,
+            RegistryProbes, Restores, Standbys):
     def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
         self.ignore = set(ignore)
