@@ -19,6 +19,7 @@ import os
 import sys
 
 from blind import BLIND
+from blind_later import BLIND_LATER
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -201,7 +202,7 @@ MUTANTS = [
      " slot's earlier holders only: below the ticks it borrowed in the shared state, so its IDs go back",
      [("\t\tslot->last_ms = Max(slot->last_ms, me.shared_last_ms);\n", "")]),
 ]
-MUTANTS += BLIND
+MUTANTS += BLIND + BLIND_LATER
 BY_NAME = {m[0]: m for m in MUTANTS}
 
 
