@@ -4,14 +4,15 @@ checked (invariants.py) against the database's layouts, the server's
 lineage and idgen_stats."""
 
 import collections
+import re
 
 import psycopg2
 
 from answers import decoded_alike
 from clients import LOST, normalize, run_clients
-from invariants import (above, block_whole, connection_kept, counted, hidden, in_time,
-                        increasing, known_layout, no_internal_error, right_node, right_shard, sole_holder,
-                        unique)
+from invariants import (above, block_whole, connection_kept, counted, given_up_idle_first, hidden,
+                        in_time, increasing, known_layout, no_internal_error, ridden_out, right_node,
+                        right_shard, sole_holder, unique)
 from layouts import HWM_STEP_MS, Layout, builtin, default_layout, epoch_date_ms, node_problem, shard_range
 from params import DBS, MAX_NODE_SETTING
 
@@ -25,6 +26,15 @@ DECODE_SQL = ("SELECT (extract(epoch FROM d.ts) * 1000)::bigint, d.node_id, d.wo
               "idgen_encode(u.id, 'base62'), idgen_parse(idgen_encode(u.id, 'base62'), 'base62') "
               "FROM unnest(%s::bigint[], %s::text[]) WITH ORDINALITY AS u(id, layout, k), "
               "LATERAL idgen_decode(u.id, u.layout) d ORDER BY u.k")
+
+
+CLOCK_REFUSAL = re.compile(r"system clock is (\d+) ms behind the time of the newest idgen ID")
+
+
+def clock_behind_refused(message):
+    """How far behind the clock was, by a refusal for it, or None."""
+    m = CLOCK_REFUSAL.search(message)
+    return int(m.group(1)) if m else None
 
 
 class Bursts:
@@ -81,7 +91,8 @@ class Bursts:
             with conn.cursor() as cur:
                 # pg_settings, whose setting is in the base unit, unlike SHOW's "1s"
                 cur.execute("SELECT name, setting FROM pg_settings WHERE name IN ('idgen.node_id', "
-                            "'idgen.node_bits', 'idgen.epoch', 'idgen.clock_offset_ms', 'idgen.max_lead_ms')")
+                            "'idgen.node_bits', 'idgen.epoch', 'idgen.clock_offset_ms', 'idgen.max_lead_ms', "
+                            "'idgen.max_clock_regression_ms')")
                 s = dict(cur.fetchall())
                 bits, epoch, offset, lead = (
                     int(s["idgen.node_bits"]), s["idgen.epoch"],
@@ -110,7 +121,8 @@ class Bursts:
                 node = lease[0]
                 self.lineage[c].hi = max(self.lineage[c].hi, lease[2] or 0)
         return {"node": node, "bits": bits, "epoch_ms": epoch_date_ms(epoch), "offset": offset,
-                "lead": lead, "layouts": layouts, "leased": leased}
+                "lead": lead, "layouts": layouts, "leased": leased,
+                "regression": int(s["idgen.max_clock_regression_ms"])}
 
     def resolve_shard(self, call, view):
         """A call with the shard its position names in the server's range
@@ -159,6 +171,8 @@ class Bursts:
         self.count_call(res)
         if res["error"] is not None:
             self.note_error(res, killed)
+            if view is not None:
+                self.check_clock_refusal(res, view)
         if len(res["call"]) > 4:
             self.check_shard(res, self.layout_of(layout_name, view), view)
         if not res["ids"] or view is None:
@@ -292,7 +306,7 @@ class Bursts:
             except psycopg2.Error:
                 continue
             self.counts[c] = {"db": db, "expected": collections.Counter(), "unknown": set(),
-                              "dropped": self.stats_dropped(c, db)}
+                              "dropped": self.stats_dropped(c, db), "order": collections.defaultdict(list)}
             return
 
     def count_call(self, res):
@@ -301,6 +315,8 @@ class Bursts:
         if counts is None or func in ("objectid", "uuidv7", "sleep"):
             return
         name = "idgen" if layout_name is None else layout_name
+        if "client" in res:
+            counts["order"][res["client"]].append(name)
         if res["error"] is not None:
             counts["unknown"].add(name)     # it may have made IDs it did not hand out
         else:
@@ -319,8 +335,26 @@ class Bursts:
         # an entry given to another definition lost its counts (README,
         # Monitoring): then each count is at most what sessions were handed
         at_most = self.stats_dropped(c, counts["db"]) != counts["dropped"]
-        counted(counts["expected"], {name: int(n) for name, n in rows}, counts["unknown"],
-                "server %s at step %d" % (c, self.step), at_most)
+        got = {name: int(n) for name, n in rows}
+        where = "server %s at step %d" % (c, self.step)
+        counted(counts["expected"], got, counts["unknown"], where, at_most)
+        if at_most:
+            given_up_idle_first(counts["order"], counts["expected"], got, counts["unknown"], where)
+
+    def check_clock_refusal(self, res, view):
+        """A refusal for the clock names how far behind it is; within
+        idgen.max_clock_regression_ms (as set before the call and after it)
+        it should have been ridden out."""
+        behind = clock_behind_refused(res["error"][1])
+        if behind is None or behind > view["regression"] or not self.live(res["c"]):
+            return
+        try:
+            now = int(self.clusters[res["c"]].query(res["db"], "SELECT setting FROM pg_settings "
+                                                               "WHERE name = 'idgen.max_clock_regression_ms'")[0][0])
+        except psycopg2.Error:
+            return
+        ridden_out(behind, min(now, view["regression"]), res["call"][1],
+                   "%s/%s %s" % (res["c"], res["db"], res["text"]))
 
     def stats_dropped(self, c, db):
         """How often c's table of statistics dropped a definition's counts

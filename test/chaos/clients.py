@@ -88,7 +88,7 @@ def parse_ids(call, text):
 
 def run_client(clusters, spec, out, pids, index):
     cl = clusters[spec["c"]]
-    base = {"c": spec["c"], "db": spec["db"]}
+    base = {"c": spec["c"], "db": spec["db"], "client": index}
     try:
         conn = cl.connect(spec["db"], spec.get("timeout_ms", 30000),
                           HOSTILE_PATH if spec.get("hostile") else None)

@@ -12,6 +12,7 @@ an internal error (XX000) or a connection lost without a kill is a
 violation.
 """
 
+import collections
 import time
 
 
@@ -202,6 +203,32 @@ def counted(expected, counts, unknown, where, at_most=False):
                         % (where, bad[0], bad[2], bad[1]))
 
 
+def given_up_idle_first(order, expected, counts, unknown, where):
+    """The table of statistics gives up the entry published least recently
+    (README, Monitoring).  Each session publishes as each call ends, so of
+    the layouts only one session generated in, one whose calls all came
+    before another's first is the less recent: it cannot keep its counts
+    when that other lost some.  order: each session's layouts, call by
+    call; counts: idgen_stats.ids per layout."""
+    callers = collections.Counter(name for names in order.values() for name in set(names))
+    for names in order.values():
+        mine = [n for n in names if callers[n] == 1 and n not in unknown]
+        first = {}
+        for i, n in enumerate(mine):
+            first.setdefault(n, i)
+        last = {n: i for i, n in enumerate(mine)}
+        kept = [n for n in last if counts.get(n, 0) == expected.get(n, 0) > 0]
+        lost = [n for n in first if counts.get(n, 0) < expected.get(n, 0)]
+        if not kept or not lost:
+            continue
+        idle = min(kept, key=last.get)
+        busy = max(lost, key=first.get)
+        if first[busy] > last[idle]:
+            raise Violation("stats gave up the busier", busy, "%s: idgen_stats lost counts of layout %s,"
+                            " generated in after every call in %s, which kept its %d"
+                            % (where, busy, idle, counts[idle]))
+
+
 # -- the outbox poller (docs/outbox.md)
 def horizon_kept(h, highest, label, what, where):
     """idgen_horizon() never decreases along a lineage (restarts, crashes,
@@ -238,6 +265,16 @@ def none_missed(missed, cursor, where):
 
 
 # -- the servers themselves
+def ridden_out(behind, allowed, label, where):
+    """A clock behind the newest ID by up to idgen.max_clock_regression_ms
+    is ridden out, by borrowing or waiting (docs/guarantees.md, The clock
+    steps back; A restart with the clock behind): only further behind is
+    generation refused."""
+    if behind <= allowed:
+        raise Violation("promised wait refused", label, "%s refused with the clock %d ms behind, within"
+                        " idgen.max_clock_regression_ms = %d" % (where, behind, allowed))
+
+
 def no_crash(c, deaths):
     """No server process dies but by our SIGKILL (deaths: what its log
     says of those that did)."""

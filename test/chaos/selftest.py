@@ -22,7 +22,8 @@ from etcd_drills import ETCD_DRILLS     # noqa: E402
 from contract import readme_settings     # noqa: E402
 from answers import (decoded_alike, input_judged, lease_granted_free, schema_alike,  # noqa: E402
                      settings_declared, standby_refused)
-from invariants import Violation, above, increasing, right_shard, stats_mismatch, unique  # noqa: E402
+from invariants import (Violation, above, given_up_idle_first, increasing, ridden_out,  # noqa: E402
+                        right_shard, stats_mismatch, unique)
 from probes import DATA_REFUSED, REFUSED, input_calls     # noqa: E402
 from layouts import Layout, builtin, shard_range      # noqa: E402
 from lineage import Frontier       # noqa: E402
@@ -225,6 +226,21 @@ class Counts(unittest.TestCase):
         # once the table dropped a definition's counts: at most, never more
         self.assertIsNone(stats_mismatch({"idgen": 5, "js53": 2}, {"idgen": 3}, set(), at_most=True))
         self.assertEqual(stats_mismatch({"idgen": 5}, {"idgen": 6}, set(), at_most=True), ("idgen", 5, 6))
+
+    def test_the_longest_idle_is_given_up_first(self):
+        order = {0: ["a", "b", "c", "d"], 1: ["idgen", "d"]}
+        expected = {"a": 1, "b": 1, "c": 1, "d": 2, "idgen": 1}
+        # the oldest lost: as promised; d, which two sessions used, is not judged
+        given_up_idle_first(order, expected, {"b": 1, "c": 1, "d": 0}, set(), "here")
+        # c lost while a, used before c, kept its counts
+        with self.assertRaisesRegex(Violation, "busier.*layout c"):
+            given_up_idle_first(order, expected, {"a": 1, "b": 1}, set(), "here")
+        given_up_idle_first(order, expected, {"a": 1, "b": 1}, {"c"}, "here")
+
+    def test_a_clock_within_the_bound_is_ridden_out(self):
+        ridden_out(10001, 10000, "idgen", "here")
+        with self.assertRaisesRegex(Violation, "promised wait refused"):
+            ridden_out(4000, 10000, "idgen", "here")
 
 
 class Invariants(unittest.TestCase):
