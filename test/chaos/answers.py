@@ -1,8 +1,11 @@
 """The invariants on what idgen's SQL answers, beside invariants.py's on
 the IDs it hands out: a decoding, an input at or past README's ranges,
-the schema a database's idgen has, the settings' declarations, a
-standby's and a registry's answers.  One function each, and each the one
-place its kind of violation is raised."""
+the schema a database's idgen has, the settings' declarations, the counts
+of idgen_stats and idgen_workers, a standby's and a registry's answers.
+One function each, and each the one place its kind of violation is
+raised."""
+
+import collections
 
 from invariants import Violation, fmt_ms
 
@@ -142,3 +145,80 @@ def request_taken(op, code, message, where):
         return
     raise Violation("valid request refused", op.get("name"), "%s: %s refused with %s (%s)" % (
         where, op["op"], code, message.splitlines()[0]))
+
+
+def stats_mismatch(expected, counted, unknown, at_most=False):
+    """The first layout whose idgen_stats.ids differs from the IDs handed
+    out (with at_most, exceeds them), as (layout, expected, counted), or
+    None.  unknown: layouts where a call failed, so some IDs may have been
+    counted and never handed out."""
+    for name in sorted(set(expected) | set(counted)):
+        if name in unknown:
+            continue
+        want, got = expected.get(name, 0), counted.get(name, 0)
+        if got > want or (got < want and not at_most):
+            return name, want, got
+    return None
+
+
+def counted(expected, counts, unknown, where, at_most=False):
+    """idgen_stats.ids per layout equals what the sessions that ended
+    cleanly were handed since idgen_stats_reset(); at most that, once the
+    table of statistics gave a definition's entry to another."""
+    bad = stats_mismatch(expected, counts, unknown, at_most)
+    if bad:
+        raise Violation("stats count", bad[0], "%s: idgen_stats.ids of layout %s is %d, and the"
+                        " sessions since idgen_stats_reset() were handed %d"
+                        % (where, bad[0], bad[2], bad[1]))
+
+
+def given_up_idle_first(order, expected, counts, unknown, where):
+    """The table of statistics gives up the entry published least recently
+    (README, Monitoring).  Each session publishes as each call ends, so of
+    the layouts only one session generated in, one whose calls all came
+    before another's first is the less recent: it cannot keep its counts
+    when that other lost some.  order: each session's layouts, call by
+    call; counts: idgen_stats.ids per layout."""
+    callers = collections.Counter(name for names in order.values() for name in set(names))
+    for names in order.values():
+        mine = [n for n in names if callers[n] == 1 and n not in unknown]
+        first = {}
+        for i, n in enumerate(mine):
+            first.setdefault(n, i)
+        last = {n: i for i, n in enumerate(mine)}
+        kept = [n for n in last if counts.get(n, 0) == expected.get(n, 0) > 0]
+        lost = [n for n in first if counts.get(n, 0) < expected.get(n, 0)]
+        if not kept or not lost:
+            continue
+        idle = min(kept, key=last.get)
+        busy = max(lost, key=first.get)
+        if first[busy] > last[idle]:
+            raise Violation("stats gave up the busier", busy, "%s: idgen_stats lost counts of layout %s,"
+                            " generated in after every call in %s, which kept its %d"
+                            % (where, busy, idle, counts[idle]))
+
+# Built-in layouts without a worker field: one state per definition, under
+# a lock, so every ID of theirs is made in a shared state.
+SHARED_ONLY = ("pgedge", "instagram", "decimal19")
+
+
+def stats_columns(rows, reset_at, now, where):
+    """idgen_stats beside its ids (README, Reference): shared_ids, the IDs
+    made in a shared state, are some of them, all of them for a layout
+    with no worker field; stats_reset is when idgen_stats_reset() ran, or
+    the row began since.  rows: (layout, ids, shared_ids, earliest and
+    latest stats_reset, Unix s) per layout name; reset_at, now: Unix s."""
+    for name, ids, shared, first, last in rows:
+        wrong = ("shared_ids %d of %d ids" % (shared, ids) if shared > ids or (name in SHARED_ONLY and shared != ids)
+                 else "stats_reset %.3f, outside %.3f to %.3f" % (first if first < reset_at - 1 else last, reset_at, now)
+                 if first < reset_at - 1 or last > now + 1 else None)
+        if wrong:
+            raise Violation("stats columns", name, "%s: idgen_stats of layout %s has %s" % (where, name, wrong))
+
+
+def worker_kept(rows, where):
+    """idgen_workers has one row per claimed worker id: one whose backend
+    has exited was never given back.  rows: (pid, worker_id) of those."""
+    if rows:
+        raise Violation("worker id kept", None, "%s: worker ids %s are still claimed by backends that exited"
+                        " (pids %s)" % (where, [w for _, w in rows], [p for p, _ in rows]))

@@ -10,11 +10,12 @@ import psycopg2
 
 from answers import decoded_alike
 from clients import LOST, normalize, run_clients
-from invariants import (above, block_whole, connection_kept, counted, given_up_idle_first, hidden,
-                        in_time, increasing, known_layout, no_internal_error, ridden_out, right_node,
-                        right_shard, sole_holder, unique)
+from counts import Counts
+from invariants import (above, block_whole, connection_kept, hidden, in_time, increasing, known_layout,
+                        no_internal_error, ridden_out, right_node, right_shard, sole_holder, started_low,
+                        unique)
 from layouts import HWM_STEP_MS, Layout, builtin, default_layout, epoch_date_ms, node_problem, shard_range
-from params import DBS, MAX_NODE_SETTING
+from params import MAX_NODE_SETTING
 
 SLACK_MS = 50
 # idgen's reading of IDs, each in its layout (idgen's own by its name), in
@@ -37,7 +38,7 @@ def clock_behind_refused(message):
     return int(m.group(1)) if m else None
 
 
-class Bursts:
+class Bursts(Counts):
     def do_burst(self, op):
         clients = [cl for cl in op["clients"] if self.live(cl["c"])]
         if not clients:
@@ -55,6 +56,7 @@ class Bursts:
         kill = op.get("kill")
         if kill and not self.live(kill["c"]):
             kill = None
+        self.tick_starts = {"firsts": {}, "failed": set()}
         results, kill_ms = run_clients(self.clusters, clients, kill, op.get("serial"))
         killed, restarted = self.after_kill(kill)
         for c in {cl["c"] for cl in clients}:
@@ -76,8 +78,10 @@ class Bursts:
             self.lineage[c].frontier.add(group, node, bits, top)
         self.late = []
         self.check_decode(results, killed)
+        self.check_tick_starts()
         for c in sorted({cl["c"] for cl in clients}):
             self.stats_check(c)
+            self.workers_released(c, next(cl["db"] for cl in clients if cl["c"] == c))
 
     def read_view(self, c, db):
         """What the checker needs to know of a database before generating:
@@ -170,6 +174,8 @@ class Bursts:
             return
         self.count_call(res)
         if res["error"] is not None:
+            if "client" in res:
+                self.tick_starts["failed"].add((res["c"], res["client"]))
             self.note_error(res, killed)
             if view is not None:
                 self.check_clock_refusal(res, view)
@@ -209,6 +215,7 @@ class Bursts:
                        ident, where)
             lin.newest = max(lin.newest, values["time"] + layout.tick_ms)
         self.check_frontier(res, layout, view, where)
+        self.note_tick_starts(res, layout, view)
         self.checked[(func, layout.name)] += len(res["ids"])
         res["layout"] = layout
 
@@ -297,49 +304,25 @@ class Bursts:
         except KeyError:
             return None
 
-    def stats_begin(self, c, dbs):
-        """Zeroes c's counts, in the first database that has idgen_stats."""
-        cl = self.clusters[c]
-        for db in dict.fromkeys(list(dbs) + DBS):
-            try:
-                cl.query(db, "SELECT idgen_stats_reset()")
-            except psycopg2.Error:
-                continue
-            self.counts[c] = {"db": db, "expected": collections.Counter(), "unknown": set(),
-                              "dropped": self.stats_dropped(c, db), "order": collections.defaultdict(list)}
+    def note_tick_starts(self, res, layout, view):
+        """The smallest sequence each burst client got in each tick of its
+        own worker id in idgen's layout (invariants.started_low): no other
+        session makes IDs there, its predecessors none in its ticks."""
+        if not getattr(layout, "default", False) or "client" not in res:
             return
+        shared = (1 << (10 - view["bits"])) - 1
+        starts = self.tick_starts["firsts"]
+        for ident in res["ids"]:
+            v = layout.decode(ident)
+            if v["worker"] != shared:
+                key = (res["c"], res["client"], v["node"], v["worker"], v["time"])
+                starts[key] = min(starts.get(key, v["sequence"]), v["sequence"])
 
-    def count_call(self, res):
-        counts = self.counts.get(res["c"])
-        func, layout_name = res["call"][0], res["call"][1]
-        if counts is None or func in ("objectid", "uuidv7", "sleep"):
-            return
-        name = "idgen" if layout_name is None else layout_name
-        if "client" in res:
-            counts["order"][res["client"]].append(name)
-        if res["error"] is not None:
-            counts["unknown"].add(name)     # it may have made IDs it did not hand out
-        else:
-            counts["expected"][name] += len(res["ids"])
-
-    def stats_check(self, c):
-        counts = self.counts.pop(c, None)
-        if counts is None or not self.live(c):
-            return
-        try:
-            rows = self.clusters[c].query(counts["db"], "SELECT layout, sum(ids) FROM idgen_stats "
-                                                        "GROUP BY layout")
-        except psycopg2.Error as e:
-            self.op_errors["reading idgen_stats: %s" % normalize(str(e))] += 1
-            return
-        # an entry given to another definition lost its counts (README,
-        # Monitoring): then each count is at most what sessions were handed
-        at_most = self.stats_dropped(c, counts["db"]) != counts["dropped"]
-        got = {name: int(n) for name, n in rows}
-        where = "server %s at step %d" % (c, self.step)
-        counted(counts["expected"], got, counts["unknown"], where, at_most)
-        if at_most:
-            given_up_idle_first(counts["order"], counts["expected"], got, counts["unknown"], where)
+    def check_tick_starts(self):
+        """Of the clients that had no call fail, each tick started low."""
+        failed = self.tick_starts["failed"]
+        started_low({k: seq for k, seq in self.tick_starts["firsts"].items() if k[:2] not in failed},
+                    1 << 11, "idgen", "step %d" % self.step)
 
     def check_clock_refusal(self, res, view):
         """A refusal for the clock names how far behind it is; within
@@ -355,15 +338,6 @@ class Bursts:
             return
         ridden_out(behind, min(now, view["regression"]), res["call"][1],
                    "%s/%s %s" % (res["c"], res["db"], res["text"]))
-
-    def stats_dropped(self, c, db):
-        """How often c's table of statistics dropped a definition's counts
-        (idgen_capacity's overflows), or None where it cannot say."""
-        try:
-            rows = self.clusters[c].query(db, "SELECT overflows FROM idgen_capacity WHERE name = 'stats'")
-        except psycopg2.Error:
-            return None
-        return int(rows[0][0]) if rows else None
 
     def note_error(self, res, killed):
         code, msg = res["error"]

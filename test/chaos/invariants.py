@@ -12,7 +12,6 @@ an internal error (XX000) or a connection lost without a kill is a
 violation.
 """
 
-import collections
 import time
 
 
@@ -53,6 +52,19 @@ def increasing(ids, label, shown, where):
         if after <= before:
             raise Violation("out of order", label, "%s follows %s in one session's call, %s"
                             % (shown % after, shown % before, where))
+
+
+def started_low(firsts, half, label, where):
+    """README: the sequence of each new millisecond starts at a random
+    value in the lower half of its range.  firsts: (server, client, node,
+    worker, tick) -> the smallest sequence the client got in that tick of
+    its worker id; half: half the sequence's size."""
+    high = [(k, seq) for k, seq in firsts.items() if seq >= half]
+    if high:
+        (c, client, node, worker, tick), seq = min(high)
+        raise Violation("sequence started high", label, "%s: client %d of server %s got no sequence below %d in"
+                        " tick %s of node %d, worker %d: it started at %d or later"
+                        % (where, client, c, half, fmt_ms(tick), node, worker, seq))
 
 
 def in_time(t, lo, hi, label, shown, ident, where):
@@ -176,57 +188,6 @@ def layouts_saved(unsaved, stale, where):
     if unsaved or stale:
         raise Violation("layouts unsaved", None, "%s: idgen_layouts_saved() lacks %s and holds %s"
                         % (where, unsaved or "none of the table's rows", stale or "no other"))
-
-
-def stats_mismatch(expected, counted, unknown, at_most=False):
-    """The first layout whose idgen_stats.ids differs from the IDs handed
-    out (with at_most, exceeds them), as (layout, expected, counted), or
-    None.  unknown: layouts where a call failed, so some IDs may have been
-    counted and never handed out."""
-    for name in sorted(set(expected) | set(counted)):
-        if name in unknown:
-            continue
-        want, got = expected.get(name, 0), counted.get(name, 0)
-        if got > want or (got < want and not at_most):
-            return name, want, got
-    return None
-
-
-def counted(expected, counts, unknown, where, at_most=False):
-    """idgen_stats.ids per layout equals what the sessions that ended
-    cleanly were handed since idgen_stats_reset(); at most that, once the
-    table of statistics gave a definition's entry to another."""
-    bad = stats_mismatch(expected, counts, unknown, at_most)
-    if bad:
-        raise Violation("stats count", bad[0], "%s: idgen_stats.ids of layout %s is %d, and the"
-                        " sessions since idgen_stats_reset() were handed %d"
-                        % (where, bad[0], bad[2], bad[1]))
-
-
-def given_up_idle_first(order, expected, counts, unknown, where):
-    """The table of statistics gives up the entry published least recently
-    (README, Monitoring).  Each session publishes as each call ends, so of
-    the layouts only one session generated in, one whose calls all came
-    before another's first is the less recent: it cannot keep its counts
-    when that other lost some.  order: each session's layouts, call by
-    call; counts: idgen_stats.ids per layout."""
-    callers = collections.Counter(name for names in order.values() for name in set(names))
-    for names in order.values():
-        mine = [n for n in names if callers[n] == 1 and n not in unknown]
-        first = {}
-        for i, n in enumerate(mine):
-            first.setdefault(n, i)
-        last = {n: i for i, n in enumerate(mine)}
-        kept = [n for n in last if counts.get(n, 0) == expected.get(n, 0) > 0]
-        lost = [n for n in first if counts.get(n, 0) < expected.get(n, 0)]
-        if not kept or not lost:
-            continue
-        idle = min(kept, key=last.get)
-        busy = max(lost, key=first.get)
-        if first[busy] > last[idle]:
-            raise Violation("stats gave up the busier", busy, "%s: idgen_stats lost counts of layout %s,"
-                            " generated in after every call in %s, which kept its %d"
-                            % (where, busy, idle, counts[idle]))
 
 
 # -- the outbox poller (docs/outbox.md)
@@ -439,3 +400,16 @@ def refused_until_restart(got, where):
     if got is not None:
         raise Violation("resumed before the restart", None, "%s: after idgen_resume_after(), before the restart,"
                         " a new session got ID %d" % (where, got))
+
+
+# idgen's refusals that idgen_resume_after() and a restart end
+UNTIL_RESUMED = ("idgen high-water marks were lost", "holds idgen IDs of another cluster",
+                 "idgen generation resumes after a restart")
+
+
+def resumed_at_restart(error, where):
+    """README, idgen_resume_after(): generation resumes at the next
+    restart.  error: a new session's refusal after it, or None."""
+    if error is not None and any(m in error for m in UNTIL_RESUMED):
+        raise Violation("not resumed", None, "%s: after idgen_resume_after() and a restart, idgen_next()"
+                        " still refused: %s" % (where, error.splitlines()[0]))

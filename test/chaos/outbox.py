@@ -14,8 +14,8 @@ import psycopg2
 
 from clients import LOST, normalize, now_ms
 from flaws import try_sql
-from invariants import (Violation, horizon_below_holders, horizon_kept, no_standby_horizon, none_missed, read_once,
-                        unique)
+from invariants import (Violation, horizon_below_holders, horizon_kept, no_internal_error, no_standby_horizon,
+                        none_missed, read_once, unique)
 from params import RELEASED
 
 # A built-in layout, so that no op drops or redefines it under the poller.
@@ -272,6 +272,7 @@ def poll_once(conn, poller, step, where, refusals):
         except psycopg2.Error as e:
             if e.pgcode is None:
                 raise
+            no_internal_error(e.pgcode, None, "idgen", "%s: idgen_horizon(): %s" % (where, e))
             refusals["horizon: %s %s" % (e.pgcode, normalize(str(e)))] += 1
             return False
         h = cur.fetchone()[0]
@@ -286,6 +287,7 @@ def poll_once(conn, poller, step, where, refusals):
         except psycopg2.Error as e:
             if e.pgcode is None:
                 raise
+            no_internal_error(e.pgcode, None, NAMED_HORIZON, "%s: idgen_horizon('%s'): %s" % (where, NAMED_HORIZON, e))
             refusals["horizon('%s'): %s %s" % (NAMED_HORIZON, e.pgcode, normalize(str(e)))] += 1
             return True
         poller.take_named(cur.fetchone()[0], step, where)

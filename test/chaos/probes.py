@@ -111,7 +111,18 @@ ANSWERS = [
         ("SELECT count(DISTINCT i) FROM idgen_next_batch(1000, 'pgedge') i", 1000),
         ("SELECT count(*) FROM idgen_next_batch(1, 'pgedge')", 1),
         ("SELECT idgen_next(NULL::text)", None), ("SELECT count(*) FROM idgen_next_batch(2, NULL)", 0),
-        ("SELECT idgen_next_block(NULL, 'pgedge')", None)]),
+        ("SELECT idgen_next_block(NULL, 'pgedge')", None),
+        # README: a NULL argument gives NULL or no rows, in every overload
+        ("SELECT idgen_next_block(1, NULL)", None), ("SELECT idgen_next_block(1, NULL, 0)", None),
+        ("SELECT idgen_next(NULL, 0)", None), ("SELECT idgen_next_block(NULL::int)", None),
+        ("SELECT count(*) FROM idgen_next_batch(NULL, 'pgedge')", 0),
+        ("SELECT count(*) FROM idgen_next_batch(NULL, 'pgedge', 0)", 0),
+        ("SELECT count(*) FROM idgen_next_batch(NULL::int)", 0)]),
+    # but a NULL shard: one at random
+    ("SELECT idgen_next('instagram')", [
+        ("SELECT idgen_next('instagram', NULL) IS NOT NULL", True),
+        ("SELECT count(*) FROM idgen_next_batch(2, 'instagram', NULL)", 2),
+        ("SELECT idgen_next_block(2, 'instagram', NULL) IS NOT NULL", True)]),
     ("SELECT idgen_next()", [
         ("SELECT idgen_next_block(4096) IS NOT NULL", True),
         ("SELECT idgen_next_block(1, 'idgen') IS NOT NULL", True)]),

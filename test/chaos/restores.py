@@ -10,7 +10,7 @@ import psycopg2
 
 from clients import create_extension, normalize
 from cluster import Cluster, as_user
-from invariants import refused_until_restart, restored
+from invariants import refused_until_restart, restored, resumed_at_restart
 from layouts import HWM_STEP_MS
 from lineage import Lineage
 from moves import TABLE_STEP, Moves
@@ -37,12 +37,18 @@ SELECT count(*) FROM chaos_checked"""
 def try_next(cl, db):
     """An ID of the default layout from a new session, or None where idgen
     refused (an error without a SQLSTATE, a lost connection, is raised)."""
+    return next_or_refusal(cl, db)[0]
+
+
+def next_or_refusal(cl, db):
+    """(an ID of the default layout from a new session, None), or (None,
+    idgen's refusal); an error without a SQLSTATE is raised."""
     try:
-        return cl.query(db, "SELECT idgen_next()")[0][0]
+        return cl.query(db, "SELECT idgen_next()")[0][0], None
     except psycopg2.Error as e:
         if e.pgcode is None:
             raise
-        return None
+        return None, str(e)
 
 
 class Restores(Moves):
@@ -92,6 +98,8 @@ class Restores(Moves):
         self.lineage[c].frontier.new_run()
         cl.start()
         self.touch(c)
+        if resumed:
+            self.resumed(c, op["db"])
 
     def resume_before_restart(self, c, db):
         """README's step after rows copied in that idgen cannot see, by a
@@ -104,8 +112,15 @@ class Restores(Moves):
             cl.query(db, "SELECT idgen_resume_after(to_timestamp(%s))", ((self.lineage[c].newest + 1) / 1000.0,))
         except psycopg2.Error as e:
             self.op_errors["idgen_resume_after before a restart: %s" % normalize(str(e))] += 1
-            return
+            return False
         self.refusing_until_restart(c, db)
+        return True
+
+    def resumed(self, c, db):
+        """After idgen_resume_after() and the restart, db generates
+        (invariants.resumed_at_restart)."""
+        self.found_mid_op(resumed_at_restart, next_or_refusal(self.clusters[c], db)[1],
+                          "%s/%s at step %d" % (c, db, self.step))
 
     def refusing_until_restart(self, c, db):
         """After idgen_resume_after(), a new session gets no ID until the

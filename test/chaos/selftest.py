@@ -20,10 +20,10 @@ from chaos import coarse, ddmin   # noqa: E402
 from cluster import Cluster        # noqa: E402
 from etcd_drills import ETCD_DRILLS     # noqa: E402
 from contract import readme_settings     # noqa: E402
-from answers import (decoded_alike, input_judged, lease_granted_free, schema_alike,  # noqa: E402
-                     settings_declared, standby_refused)
-from invariants import (Violation, above, given_up_idle_first, increasing, ridden_out,  # noqa: E402
-                        right_shard, stats_mismatch, unique)
+from answers import (decoded_alike, given_up_idle_first, input_judged, lease_granted_free, schema_alike,  # noqa: E402
+                     settings_declared, standby_refused, stats_columns, stats_mismatch, worker_kept)
+from invariants import (Violation, above, increasing, resumed_at_restart, ridden_out, right_shard,  # noqa: E402
+                        started_low, unique)
 from probes import DATA_REFUSED, REFUSED, input_calls     # noqa: E402
 from layouts import Layout, builtin, shard_range      # noqa: E402
 from lineage import Frontier       # noqa: E402
@@ -236,6 +236,29 @@ class Counts(unittest.TestCase):
         with self.assertRaisesRegex(Violation, "busier.*layout c"):
             given_up_idle_first(order, expected, {"a": 1, "b": 1}, set(), "here")
         given_up_idle_first(order, expected, {"a": 1, "b": 1}, {"c"}, "here")
+
+    def test_stats_columns(self):
+        stats_columns([("idgen", 10, 2, 100.5, 101.0), ("pgedge", 4, 4, 100.0, 100.0)], 100.2, 102, "here")
+        for row in [("pgedge", 4, 3, 100.0, 100.0), ("idgen", 2, 3, 100.0, 100.0),
+                    ("idgen", 2, 0, 90.0, 100.0), ("idgen", 2, 0, 100.0, 110.0)]:
+            with self.assertRaisesRegex(Violation, "stats columns"):
+                stats_columns([row], 100.2, 102, "here")
+
+    def test_worker_ids_of_exited_backends(self):
+        worker_kept([], "here")
+        with self.assertRaisesRegex(Violation, "worker id kept.*worker ids \\[7\\]"):
+            worker_kept([(1234, 7)], "here")
+
+    def test_each_tick_starts_in_the_lower_half(self):
+        started_low({("A", 0, 1, 2, 1000): 0, ("A", 1, 1, 3, 1000): 2047}, 2048, "idgen", "here")
+        with self.assertRaisesRegex(Violation, "sequence started high.*client 1 of server A"):
+            started_low({("A", 0, 1, 2, 1000): 5, ("A", 1, 1, 3, 1000): 2048}, 2048, "idgen", "here")
+
+    def test_generation_resumes_at_the_restart(self):
+        resumed_at_restart(None, "here")
+        resumed_at_restart("system clock is 12000 ms behind the time of the newest idgen ID", "here")
+        with self.assertRaisesRegex(Violation, "not resumed"):
+            resumed_at_restart('database "db1" holds idgen IDs of another cluster (system identifier 1)', "here")
 
     def test_a_clock_within_the_bound_is_ridden_out(self):
         ridden_out(10001, 10000, "idgen", "here")

@@ -258,8 +258,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outb
         # server was waiting for one (it may take the released id first)
         keep = self.lease_of(c) if op["mode"] == "fast" and self.all_held(c) else None
         gids = self.prepare_held(c, op["prepared"]) if op.get("prepared") else []
-        if op.get("resumed_in"):
-            self.resume_before_restart(c, op["resumed_in"])
+        resumed = op.get("resumed_in") and self.resume_before_restart(c, op["resumed_in"])
         self.stop_releasing(c, op["mode"])
         self.lineage[c].frontier.new_run()
         if op.get("flawed_start"):
@@ -267,6 +266,8 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outb
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.start()
         self.touch(c)
+        if resumed and not op.get("flawed_start"):
+            self.resumed(c, op["resumed_in"])
         if gids:
             self.commit_held(c, op["prepared"], gids)
         if cl.settings.get("node_registry"):

@@ -1,0 +1,96 @@
+"""What a server counts of the sessions that generated: idgen_stats
+(invariant 5) and idgen_workers, read after each burst and outbox op."""
+
+import collections
+import os
+import time
+
+import psycopg2
+
+from clients import normalize
+from answers import counted, given_up_idle_first, stats_columns, worker_kept
+from params import DBS
+
+# per layout name, summed over its definitions: the IDs; then those made in
+# a shared state and the earliest and latest stats_reset (Unix seconds),
+# which idgen_stats has from 1.5
+STATS_IDS = "SELECT layout, sum(ids) FROM idgen_stats GROUP BY layout"
+STATS_COLUMNS = ("SELECT layout, sum(ids), sum(shared_ids), extract(epoch FROM min(stats_reset)), "
+                 "extract(epoch FROM max(stats_reset)) FROM idgen_stats GROUP BY layout")
+WORKER_ROWS = "SELECT pid, worker_id FROM idgen_workers WHERE NOT is_shared"
+
+
+class Counts:
+    def stats_begin(self, c, dbs):
+        """Zeroes c's counts, in the first database that has idgen_stats."""
+        cl = self.clusters[c]
+        for db in dict.fromkeys(list(dbs) + DBS):
+            reset_at = time.time()
+            try:
+                cl.query(db, "SELECT idgen_stats_reset()")
+            except psycopg2.Error:
+                continue
+            self.counts[c] = {"db": db, "expected": collections.Counter(), "unknown": set(),
+                              "dropped": self.stats_dropped(c, db), "order": collections.defaultdict(list),
+                              "reset_at": reset_at}
+            return
+
+    def count_call(self, res):
+        counts = self.counts.get(res["c"])
+        func, layout_name = res["call"][0], res["call"][1]
+        if counts is None or func in ("objectid", "uuidv7", "sleep"):
+            return
+        name = "idgen" if layout_name is None else layout_name
+        if "client" in res:
+            counts["order"][res["client"]].append(name)
+        if res["error"] is not None:
+            counts["unknown"].add(name)     # it may have made IDs it did not hand out
+        else:
+            counts["expected"][name] += len(res["ids"])
+
+    def stats_check(self, c):
+        counts = self.counts.pop(c, None)
+        if counts is None or not self.live(c):
+            return
+        try:
+            rows = self.clusters[c].query(counts["db"], STATS_IDS)
+        except psycopg2.Error as e:
+            self.op_errors["reading idgen_stats: %s" % normalize(str(e))] += 1
+            return
+        # an entry given to another definition lost its counts (README,
+        # Monitoring): then each count is at most what sessions were handed
+        at_most = self.stats_dropped(c, counts["db"]) != counts["dropped"]
+        got = {name: int(n) for name, n in rows}
+        where = "server %s at step %d" % (c, self.step)
+        try:
+            columns = self.clusters[c].query(counts["db"], STATS_COLUMNS)
+        except psycopg2.Error:
+            columns = []        # idgen_stats of an older version
+        stats_columns(columns, counts["reset_at"], time.time(), where)
+        counted(counts["expected"], got, counts["unknown"], where, at_most)
+        if at_most:
+            given_up_idle_first(counts["order"], counts["expected"], got, counts["unknown"], where)
+
+    def stats_dropped(self, c, db):
+        """How often c's table of statistics dropped a definition's counts
+        (idgen_capacity's overflows), or None where it cannot say."""
+        try:
+            rows = self.clusters[c].query(db, "SELECT overflows FROM idgen_capacity WHERE name = 'stats'")
+        except psycopg2.Error:
+            return None
+        return int(rows[0][0]) if rows else None
+
+    def workers_released(self, c, db):
+        """A session gives its worker id back as it exits, before its
+        process ends (README: idgen_workers has one row per claimed worker
+        id): after a burst, a row whose process is gone, still there when
+        read again (so not one exiting as it was read), is a worker id kept."""
+        if not self.live(c):
+            return
+        cl = self.clusters[c]
+        try:
+            gone = {row for row in cl.query(db, WORKER_ROWS) if not os.path.exists("/proc/%d" % row[0])}
+            kept = gone & set(cl.query(db, WORKER_ROWS)) if gone else set()
+        except psycopg2.Error:
+            return
+        worker_kept(sorted(kept), "%s/%s at step %d" % (c, db, self.step))
