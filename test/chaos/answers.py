@@ -216,9 +216,63 @@ def stats_columns(rows, reset_at, now, where):
             raise Violation("stats columns", name, "%s: idgen_stats of layout %s has %s" % (where, name, wrong))
 
 
+def drops_counted(before, after, lost, where):
+    """idgen_capacity's overflows of the statistics' table count the
+    definitions whose counts it dropped (README, Reference): none while it
+    still had room at the end (entries are only ever given up, never
+    freed), and some where counts were lost.  before, after: (overflows,
+    in_use, capacity) around a burst, or None; lost: stats_mismatch's."""
+    if before is None or after is None:
+        return
+    more = after[0] - before[0]
+    if more and after[1] < after[2]:
+        wrong = "counted %d dropped while %d of its %d entries were in use" % (more, after[1], after[2])
+    elif lost and lost[2] < lost[1] and not more:
+        wrong = "counted none dropped, and layout %s lost counts (%d of %d)" % lost
+    else:
+        return
+    raise Violation("drops miscounted", None, "%s: idgen_capacity's stats %s" % (where, wrong))
+
+
 def worker_kept(rows, where):
     """idgen_workers has one row per claimed worker id: one whose backend
     has exited was never given back.  rows: (pid, worker_id) of those."""
     if rows:
         raise Violation("worker id kept", None, "%s: worker ids %s are still claimed by backends that exited"
                         " (pids %s)" % (where, [w for _, w in rows], [p for p, _ in rows]))
+
+
+def horizon_warned(isolation, warnings, where):
+    """docs/guarantees.md, Who holds the horizon, and misuse: the horizon
+    warns when taken in a REPEATABLE READ or SERIALIZABLE transaction,
+    whose reads may miss rows below it; not in READ COMMITTED.  warnings:
+    the WARNINGs idgen_horizon() raised."""
+    warned = any("may miss rows below the idgen horizon" in w for w in warnings)
+    if warned != (isolation != "READ COMMITTED"):
+        raise Violation("horizon warning", None, "%s: idgen_horizon() in a %s transaction %s" % (
+            where, isolation, "warned: %s" % warnings[0].strip() if warned else "did not warn"))
+
+
+def restore_judged(owner, error, defined, where):
+    """docs/guarantees.md, A restore by the database's owner: the owner's
+    restore defines the layouts idgen_layouts_saved() holds; a role that
+    neither owns the database nor may write idgen_layout is refused,
+    naming that function and the way, and defines none.  error: (SQLSTATE,
+    message) of the function's creation, or None; defined: the layouts
+    defined then."""
+    if owner and error:
+        wrong = "refused: %s" % error[1].splitlines()[0]
+    elif owner:
+        wrong = None if defined else "defined none"
+    elif defined:
+        wrong = "defined %d" % defined
+    elif error is None:
+        wrong = "taken"
+    elif error[0] != "42501" or "idgen_layouts_saved() holds" not in error[1]:
+        wrong = "refused with %s: %s" % (error[0], error[1].splitlines()[0])
+    else:
+        wrong = None
+    if wrong:
+        raise Violation("restore misjudged", None, "%s: a restore of idgen_layouts_saved() by %s: %s" % (
+            where, "the database's owner" if owner else "a role that neither owns the database nor may"
+            " write idgen_layout", wrong))

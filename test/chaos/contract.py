@@ -9,7 +9,8 @@ agree); and the settings are declared as README's Settings table says."""
 import re
 
 from hostile import idgen_dbs
-from answers import schema_alike, settings_declared
+from answers import restore_judged, schema_alike, settings_declared
+from flaws import try_sql
 
 # Privileges with the owner's as "owner", so that a restore by the
 # database's owner reads the same; the defaults spelled out.
@@ -108,6 +109,11 @@ ORDER BY 1""" % {"function": FUNCTION, "relation": RELATION, "type": TYPE, "oper
 # fresh install, once a run: the oldest runs every update script.
 PATHS = ["1.0"]
 SCRATCH = "chaos_paths"
+# A restore's function holding a layout, created by RESTORER (restore_probe)
+RESTORER = "chaos_restorer"
+SAVED_LAYOUTS = """CREATE FUNCTION public.idgen_layouts_saved() RETURNS pg_catalog.jsonb LANGUAGE sql IMMUTABLE
+AS $f$SELECT '[{"name": "chaos_saved", "epoch": "2024-01-01T00:00:00+00:00", "radix": 2,
+"fields": ["time", "node", "sequence"], "widths": [41, 10, 12], "time_unit": "00:00:00.001"}]'::pg_catalog.jsonb$f$"""
 
 SETTINGS_SQL = ("SELECT name, context, boot_val, min_val, max_val FROM pg_catalog.pg_settings"
                 " WHERE name LIKE 'idgen.%' ORDER BY 1")
@@ -147,6 +153,26 @@ class Contract:
                 schema_alike(self.schema_ref, dict(cl.query(db, FINGERPRINT)), "%s/%s" % (c, db))
                 self.schemas_checked += 1
 
+    def restore_probe(self, cl):
+        """In the fresh install's database: idgen_layouts_saved() created
+        as a restore does, by a role that may create it in idgen's schema
+        but neither owns the database nor may write idgen_layout, then by
+        the database's owner (answers.restore_judged)."""
+        cl.query("postgres", "DO $$BEGIN CREATE ROLE %s; EXCEPTION WHEN duplicate_object THEN NULL; END$$"
+                 % RESTORER)
+        cl.query(SCRATCH, "GRANT CREATE ON SCHEMA public TO %s" % RESTORER)
+        for owner in (False, True):
+            if owner:
+                cl.query("postgres", 'ALTER DATABASE "%s" OWNER TO %s' % (SCRATCH, RESTORER))
+            conn = cl.connect(SCRATCH)
+            try:
+                with conn.cursor() as cur:
+                    error = try_sql(cur, "SET ROLE %s; %s" % (RESTORER, SAVED_LAYOUTS), None)
+                    cur.execute("RESET ROLE; SELECT count(*) FROM idgen_layout WHERE name = 'chaos_saved'")
+                    restore_judged(owner, error, cur.fetchone()[0], "%s/%s" % (cl.name, SCRATCH))
+            finally:
+                conn.close()
+
     def schema_paths(self, cl):
         """The schema of a fresh install, compared with that of each update
         path of PATHS (in a database made for it, then dropped)."""
@@ -162,6 +188,7 @@ class Contract:
             schema = dict(cl.query(SCRATCH, FINGERPRINT))
             if ref is None:
                 ref = schema
+                self.restore_probe(cl)
             else:
                 schema_alike(ref, schema, "a database updated from %s" % version)
         cl.query("postgres", 'DROP DATABASE "%s" WITH (FORCE)' % SCRATCH)

@@ -8,7 +8,7 @@ import time
 import psycopg2
 
 from clients import normalize
-from answers import counted, given_up_idle_first, stats_columns, worker_kept
+from answers import counted, drops_counted, given_up_idle_first, stats_columns, stats_mismatch, worker_kept
 from params import DBS
 
 # per layout name, summed over its definitions: the IDs; then those made in
@@ -31,7 +31,7 @@ class Counts:
             except psycopg2.Error:
                 continue
             self.counts[c] = {"db": db, "expected": collections.Counter(), "unknown": set(),
-                              "dropped": self.stats_dropped(c, db), "order": collections.defaultdict(list),
+                              "table": self.stats_table(c, db), "order": collections.defaultdict(list),
                               "reset_at": reset_at}
             return
 
@@ -59,9 +59,11 @@ class Counts:
             return
         # an entry given to another definition lost its counts (README,
         # Monitoring): then each count is at most what sessions were handed
-        at_most = self.stats_dropped(c, counts["db"]) != counts["dropped"]
+        table = self.stats_table(c, counts["db"])
+        at_most = (table or (None,))[0] != (counts["table"] or (None,))[0]
         got = {name: int(n) for name, n in rows}
         where = "server %s at step %d" % (c, self.step)
+        drops_counted(counts["table"], table, stats_mismatch(counts["expected"], got, counts["unknown"]), where)
         try:
             columns = self.clusters[c].query(counts["db"], STATS_COLUMNS)
         except psycopg2.Error:
@@ -71,14 +73,16 @@ class Counts:
         if at_most:
             given_up_idle_first(counts["order"], counts["expected"], got, counts["unknown"], where)
 
-    def stats_dropped(self, c, db):
-        """How often c's table of statistics dropped a definition's counts
-        (idgen_capacity's overflows), or None where it cannot say."""
+    def stats_table(self, c, db):
+        """c's table of statistics in idgen_capacity: (overflows, the
+        definitions' counts it dropped; in_use; capacity), or None where it
+        cannot say."""
         try:
-            rows = self.clusters[c].query(db, "SELECT overflows FROM idgen_capacity WHERE name = 'stats'")
+            rows = self.clusters[c].query(db, "SELECT overflows, in_use, capacity FROM idgen_capacity"
+                                              " WHERE name = 'stats'")
         except psycopg2.Error:
             return None
-        return int(rows[0][0]) if rows else None
+        return tuple(int(v) for v in rows[0]) if rows else None
 
     def workers_released(self, c, db):
         """A session gives its worker id back as it exits, before its

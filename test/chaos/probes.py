@@ -9,7 +9,7 @@ import psycopg2
 import objectids
 from flaws import GENERATES, try_sql
 from hostile import idgen_dbs
-from answers import input_judged, standby_refused
+from answers import horizon_warned, input_judged, standby_refused
 from layouts import BUILTIN, Layout, default_layout, epoch_date_ms
 
 # a timestamptz of Unix ms, exact for every ms of the layouts' ranges
@@ -209,6 +209,9 @@ def valid_layout_settings(settings):
     return 0 <= bits <= 10 and epoch_date_ms("1900-01-01") <= epoch_ms <= epoch_date_ms("2200-01-01")
 
 
+ISOLATIONS = ("READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE")
+
+
 class Probes:
     def check_inputs(self, op):
         """After an op that made or restarted a server: in one database of
@@ -234,8 +237,20 @@ class Probes:
                 for sql, expected, got in objectids.index_answers(cur, answer):
                     input_judged(sql, expected, got, where)
                     self.inputs_checked += 1
+                self.horizon_warns(conn, cur, where)
         finally:
             cl.close_all([conn], db)
+
+    def horizon_warns(self, conn, cur, where):
+        """The horizon taken in each isolation level (where it answers),
+        in a transaction rolled back (answers.horizon_warned)."""
+        for isolation in ISOLATIONS:
+            del conn.notices[:]
+            got = answer(cur, "BEGIN ISOLATION LEVEL %s; SELECT idgen_horizon()" % isolation)
+            try_sql(cur, "ROLLBACK", None)
+            if got[0] == "value":
+                horizon_warned(isolation, [n for n in conn.notices if n.startswith("WARNING")], where)
+                self.inputs_checked += 1
 
     def ask_answers(self, cur, control, calls, where):
         """Where control answers, calls must, as README says; a refusal

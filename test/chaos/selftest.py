@@ -20,8 +20,9 @@ from chaos import coarse, ddmin   # noqa: E402
 from cluster import Cluster        # noqa: E402
 from etcd_drills import ETCD_DRILLS     # noqa: E402
 from contract import readme_settings     # noqa: E402
-from answers import (decoded_alike, given_up_idle_first, input_judged, lease_granted_free, schema_alike,  # noqa: E402
-                     settings_declared, standby_refused, stats_columns, stats_mismatch, worker_kept)
+from answers import (decoded_alike, drops_counted, given_up_idle_first, horizon_warned, input_judged,  # noqa: E402
+                     lease_granted_free, restore_judged, schema_alike, settings_declared, standby_refused,
+                     stats_columns, stats_mismatch, worker_kept)
 from invariants import (Violation, above, increasing, resumed_at_restart, ridden_out, right_shard,  # noqa: E402
                         started_low, unique)
 from probes import DATA_REFUSED, REFUSED, input_calls     # noqa: E402
@@ -243,6 +244,31 @@ class Counts(unittest.TestCase):
                     ("idgen", 2, 0, 90.0, 100.0), ("idgen", 2, 0, 100.0, 110.0)]:
             with self.assertRaisesRegex(Violation, "stats columns"):
                 stats_columns([row], 100.2, 102, "here")
+
+    def test_drops_counted_only_when_full(self):
+        drops_counted((5, 10, 1024), (5, 12, 1024), None, "here")
+        drops_counted((5, 1000, 1024), (9, 1024, 1024), ("a", 2, 0), "here")
+        with self.assertRaisesRegex(Violation, "drops miscounted.*counted 2 dropped"):
+            drops_counted((5, 10, 1024), (7, 12, 1024), None, "here")
+        with self.assertRaisesRegex(Violation, "drops miscounted.*counted none"):
+            drops_counted((5, 1024, 1024), (5, 1024, 1024), ("a", 2, 0), "here")
+
+    def test_horizon_warns_where_reads_may_miss_rows(self):
+        warning = "WARNING:  reads in this transaction may miss rows below the idgen horizon\n"
+        horizon_warned("READ COMMITTED", [], "here")
+        horizon_warned("SERIALIZABLE", [warning], "here")
+        for isolation, warnings in [("REPEATABLE READ", []), ("READ COMMITTED", [warning])]:
+            with self.assertRaisesRegex(Violation, "horizon warning"):
+                horizon_warned(isolation, warnings, "here")
+
+    def test_restore_by_a_stranger_and_by_the_owner(self):
+        denied = ("42501", "permission denied to define the idgen layouts that idgen_layouts_saved() holds")
+        restore_judged(False, denied, 0, "here")
+        restore_judged(True, None, 1, "here")
+        for owner, error, defined in [(False, ("42501", "permission denied for table idgen_layout"), 0),
+                                      (False, None, 1), (True, denied, 0), (True, None, 0)]:
+            with self.assertRaisesRegex(Violation, "restore misjudged"):
+                restore_judged(owner, error, defined, "here")
 
     def test_worker_ids_of_exited_backends(self):
         worker_kept([], "here")
