@@ -66,3 +66,8 @@ FROM (SELECT id % 7 AS b, count(*) AS c FROM trickle GROUP BY 1) s;
 SELECT count(DISTINCT id % 1000) > 700 AS mod1000_spread,
        count(DISTINCT id % 1024) > 700 AS mod1024_spread
 FROM trickle;
+
+-- the server's first test: its statistics' table still has room, so it has
+-- dropped no definition's counts, and idgen_capacity counts none
+SELECT in_use BETWEEN 1 AND capacity - 1 AS room, overflows AS dropped
+FROM idgen_capacity WHERE name = 'stats';
