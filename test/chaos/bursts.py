@@ -332,11 +332,13 @@ class Bursts(Counts):
         if behind is None or behind > view["regression"] or not self.live(res["c"]):
             return
         try:
-            now = int(self.clusters[res["c"]].query(res["db"], "SELECT setting FROM pg_settings "
-                                                               "WHERE name = 'idgen.max_clock_regression_ms'")[0][0])
+            now = self.clusters[res["c"]].query(res["db"], "SELECT setting::int FROM pg_settings "
+                                                           "WHERE name = 'idgen.max_clock_regression_ms'")
         except psycopg2.Error:
             return
-        ridden_out(behind, min(now, view["regression"]), res["call"][1],
+        if not now:
+            return
+        ridden_out(behind, min(now[0][0], view["regression"]), res["call"][1],
                    "%s/%s %s" % (res["c"], res["db"], res["text"]))
 
     def note_error(self, res, killed):

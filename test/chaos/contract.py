@@ -11,6 +11,7 @@ import re
 from hostile import idgen_dbs
 from answers import restore_judged, schema_alike, settings_declared
 from flaws import try_sql
+from invariants import Violation
 
 # Privileges with the owner's as "owner", so that a restore by the
 # database's owner reads the same; the defaults spelled out.
@@ -169,9 +170,14 @@ class Contract:
                 with conn.cursor() as cur:
                     error = try_sql(cur, "SET ROLE %s; %s" % (RESTORER, SAVED_LAYOUTS), None)
                     cur.execute("RESET ROLE; SELECT count(*) FROM idgen_layout WHERE name = 'chaos_saved'")
-                    restore_judged(owner, error, cur.fetchone()[0], "%s/%s" % (cl.name, SCRATCH))
+                    defined = cur.fetchone()[0]
             finally:
                 conn.close()
+            try:
+                restore_judged(owner, error, defined, "%s/%s" % (cl.name, SCRATCH))
+            except Violation:
+                cl.query("postgres", 'DROP DATABASE "%s" WITH (FORCE)' % SCRATCH)
+                raise
 
     def schema_paths(self, cl):
         """The schema of a fresh install, compared with that of each update

@@ -1,5 +1,6 @@
 """What a server counts of the sessions that generated: idgen_stats
-(invariant 5) and idgen_workers, read after each burst and outbox op."""
+(invariant 5), read after each burst and outbox op, and idgen_workers,
+after each burst and crowd."""
 
 import collections
 import os
@@ -8,12 +9,12 @@ import time
 import psycopg2
 
 from clients import normalize
-from answers import counted, drops_counted, given_up_idle_first, stats_columns, stats_mismatch, worker_kept
+from answers import counted, counted_short, drops_counted, given_up_idle_first, stats_columns, worker_kept
 from params import DBS
 
 # per layout name, summed over its definitions: the IDs; then those made in
 # a shared state and the earliest and latest stats_reset (Unix seconds),
-# which idgen_stats has from 1.5
+# which idgen_stats has from 1.3
 STATS_IDS = "SELECT layout, sum(ids) FROM idgen_stats GROUP BY layout"
 STATS_COLUMNS = ("SELECT layout, sum(ids), sum(shared_ids), extract(epoch FROM min(stats_reset)), "
                  "extract(epoch FROM max(stats_reset)) FROM idgen_stats GROUP BY layout")
@@ -63,7 +64,7 @@ class Counts:
         at_most = (table or (None,))[0] != (counts["table"] or (None,))[0]
         got = {name: int(n) for name, n in rows}
         where = "server %s at step %d" % (c, self.step)
-        drops_counted(counts["table"], table, stats_mismatch(counts["expected"], got, counts["unknown"]), where)
+        drops_counted(counts["table"], table, counted_short(counts["expected"], got, counts["unknown"]), where)
         try:
             columns = self.clusters[c].query(counts["db"], STATS_COLUMNS)
         except psycopg2.Error:

@@ -104,6 +104,7 @@ class Outbox:
         self.touch(c)
         if op.get("crowd"):
             self.crowd_horizon(cl, db, where)
+            self.workers_released(c, db)
         self.stats_begin(c, [db])
         held = self.hold_commits(c, op.get("hold_ms", 0))
         try:

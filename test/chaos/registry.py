@@ -70,8 +70,8 @@ class Registry:
         cl = self.registry()
         if cl is None or not cl.running:
             return False
-        self.before_outage = {c: lease[0] for c, lease in ((c, self.lease_of(c)) for c in self.lessees())
-                              if lease and lease[1] == "held"}
+        self.before_outage = (cl, {c: lease[0] for c, lease in ((c, self.lease_of(c)) for c in self.lessees())
+                                   if lease and lease[1] == "held"})
         cl.stop("fast")
 
     def do_registry_start(self, op):
@@ -84,12 +84,15 @@ class Registry:
         cl.start()
         now = {c: self.wait_lease(c, 3 * int(self.clusters[c].settings["node_lease_s"])) for c in self.lessees()}
         held = {lease[0]: c for c, lease in now.items() if lease and lease[1] == "held"}
-        for c, node in self.before_outage.items():
+        stopped, before = self.before_outage
+        # the holders when this registry stopped, not one a failover or
+        # a restore put in its place since
+        for c, node in (before.items() if stopped is cl else ()):
             if c in now and c not in self.frozen and held.get(node, c) == c:
                 lease_kept(c, node, now[c][:2] if now[c] else None,
                            "before the registry stopped (and no other server holds it since)", or_none=False,
                            or_another=True)
-        self.before_outage = {}
+        self.before_outage = (None, {})
 
     def do_reserve(self, op):
         if self.etcd is not None:

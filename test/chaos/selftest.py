@@ -20,7 +20,7 @@ from chaos import coarse, ddmin   # noqa: E402
 from cluster import Cluster        # noqa: E402
 from etcd_drills import ETCD_DRILLS     # noqa: E402
 from contract import readme_settings     # noqa: E402
-from answers import (decoded_alike, drops_counted, given_up_idle_first, horizon_warned, input_judged,  # noqa: E402
+from answers import (counted_short, decoded_alike, drops_counted, given_up_idle_first, horizon_warned, input_judged,  # noqa: E402
                      lease_granted_free, restore_judged, schema_alike, settings_declared, standby_refused,
                      stats_columns, stats_mismatch, worker_kept)
 from invariants import (Violation, above, increasing, resumed_at_restart, ridden_out, right_shard,  # noqa: E402
@@ -252,6 +252,9 @@ class Counts(unittest.TestCase):
             drops_counted((5, 10, 1024), (7, 12, 1024), None, "here")
         with self.assertRaisesRegex(Violation, "drops miscounted.*counted none"):
             drops_counted((5, 1024, 1024), (5, 1024, 1024), ("a", 2, 0), "here")
+        drops_counted((5, 10, 1024), (0, 3, 1024), None, "here")        # a table anew
+        # the one counted short, past one counted more
+        self.assertEqual(counted_short({"a": 1, "b": 3}, {"a": 2, "b": 1}, set()), ("b", 3, 1))
 
     def test_horizon_warns_where_reads_may_miss_rows(self):
         warning = "WARNING:  reads in this transaction may miss rows below the idgen horizon\n"

@@ -108,7 +108,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outb
         self.etcd = None                # the etcd registry (etcd.py), in the registry's place
         self.etcd_held = ({}, 0)        # {server: node id held} when an etcd member failed, the step
         self.lease_refusals = 0         # calls refused for want of a lease then
-        self.before_outage = {}         # {server: node id held} when the registry stopped
+        self.before_outage = (None, {})     # (the registry stopped, {server: node id it held})
         self.table_epoch = {}           # server -> the idgen.epoch of one table's IDs loaded into it
         # the leasing servers' idgen.epoch, under which the checker holds its leases
         self.lease_epoch_ms = epoch_date_ms(Model.lease_settings()["epoch"])
