@@ -52,5 +52,14 @@ like($node->safe_psql('postgres', 'SELECT (idgen_decode(idgen_next())).node_id')
 	'node id 127, the largest node_bits 7 allows, generates in idgen\'s own layout');
 is(try_layout('n5'), '55000,55000,55000', 'and a 5-bit node field refuses it');
 
+# idgen_check_nodes() flags a node id that idgen.node_bits cannot hold,
+# from the first: 128 under 7 bits; 127, the control, it passes.
+$node->safe_psql('postgres', 'CREATE EXTENSION dblink');
+my $check = "SELECT string_agg(problem, '; ') FROM idgen_check_nodes(ARRAY[\$\$" . $node->connstr('postgres') . "\$\$])";
+is($node->safe_psql('postgres', $check), '', 'idgen_check_nodes() finds no problem with node id 127 (control)');
+set_auto_conf($node, "idgen.node_bits = 7\nidgen.node_id = 128");
+like($node->safe_psql('postgres', $check), qr/idgen.node_bits = 7 allows node ids up to 127/,
+	'idgen_check_nodes() flags node id 128, one past what node_bits 7 holds');
+
 $node->stop;
 done_testing();
