@@ -244,6 +244,17 @@ def drops_counted(before, after, lost, where):
     raise Violation("drops miscounted", None, "%s: idgen_capacity's stats %s" % (where, wrong))
 
 
+def slots_full_counted(before, after, sessions, where):
+    """docs/guarantees.md, A table of shared memory is full: idgen_capacity
+    counts a backend that found every worker id taken.  before, after:
+    (overflows, in_use, capacity) of worker ids around sessions that each
+    generated, all still open; or None."""
+    if before is None or after is None or before[1] + sessions <= before[2] or after[0] > before[0]:
+        return
+    raise Violation("overflow uncounted", None, "%s: %d sessions generated with %d of %d worker ids taken,"
+                    " and idgen_capacity counted no backend without one" % (where, sessions, before[1], before[2]))
+
+
 def worker_kept(rows, where):
     """idgen_workers has one row per claimed worker id: one whose backend
     has exited was never given back.  rows: (pid, worker_id) of those."""

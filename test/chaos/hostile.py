@@ -94,6 +94,11 @@ $plant$""" % {"s": SCHEMA, "types": "ARRAY[%s]" % ", ".join("'%s'" % t for t in 
               "ops": "ARRAY[%s]" % ", ".join("'%s'" % o for o in OPERATORS)}
 
 
+# A function made by a session with the hostile path, as a restore makes
+# idgen_layouts_saved(): idgen's event trigger reads what the command made.
+DDL_PROBE = "CREATE OR REPLACE FUNCTION public.chaos_ddl_probe() RETURNS int LANGUAGE sql AS 'SELECT 1'"
+
+
 class Hostile:
     def plant_hostile(self, c, db):
         self.clusters[c].query(db, PLANT)
@@ -125,6 +130,8 @@ class Hostile:
             where.add((op["c"], op["db"]))
         for c, db in sorted(where):
             if self.live(c):
+                # DDL under that path too: idgen's event triggers run in it
+                self.clusters[c].query(db, DDL_PROBE, search_path=HOSTILE_PATH)
                 self.check_user_code(c, db, op["op"])
 
     def check_user_code(self, c, db, after):

@@ -152,6 +152,15 @@ def own_release(c, others, before, after, step):
                             " lease of node id %d, which %s holds" % (c, step, n, others[n]))
 
 
+def lease_state_told(state, seconds_left, where):
+    """docs/guarantees.md: idgen_node_lease's state is expired once the
+    fence passes, not while the lease still has time (a second's slack
+    for the read)."""
+    if state == "expired" and (seconds_left or 0) > 1:
+        raise Violation("lease state", None, "%s: idgen_node_lease says expired with %.1f s of the lease left"
+                        % (where, seconds_left))
+
+
 def sole_holder(holder, c, node, label, what):
     """No server makes IDs under a node id another server has held since
     (holder: (that server, since which step), or None)."""

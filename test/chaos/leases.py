@@ -8,7 +8,7 @@ import time
 import psycopg2
 
 from cluster import Cluster, cmdline
-from invariants import held_once, own_release
+from invariants import held_once, lease_state_told, own_release
 from lineage import Lineage
 from params import DBS
 from registry import REGISTRY
@@ -26,11 +26,12 @@ class Leases:
             try:
                 rows = self.clusters[c].query(
                     db, "SELECT node_id, CASE WHEN state = 'held' AND seconds_left > 0 THEN 'held'"
-                        " ELSE state END, (extract(epoch FROM previous_mark) * 1000)::bigint"
-                        " FROM idgen_node_lease")
+                        " ELSE state END, (extract(epoch FROM previous_mark) * 1000)::bigint,"
+                        " state, seconds_left FROM idgen_node_lease")
             except psycopg2.Error:
                 continue
-            lease = tuple(rows[0])
+            lease_state_told(rows[0][3], rows[0][4], "%s at step %d" % (c, self.step))
+            lease = tuple(rows[0][:3])
             if lease[1] == "held" and self.holder.get(lease[0], (None,))[0] != c:
                 self.holder[lease[0]] = (c, self.step)
             return lease

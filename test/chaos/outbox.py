@@ -13,6 +13,7 @@ import time
 import psycopg2
 
 from clients import LOST, normalize, now_ms
+from answers import slots_full_counted
 from flaws import try_sql
 from invariants import (Violation, horizon_below_holders, horizon_kept, no_internal_error, no_standby_horizon,
                         none_missed, read_once, unique)
@@ -91,6 +92,14 @@ class Poller:
 
 
 
+def worker_ids_row(cur):
+    """idgen_capacity's worker ids: (overflows, in_use, capacity), or None."""
+    if try_sql(cur, "SELECT overflows, in_use, capacity FROM idgen_capacity WHERE name = 'worker_ids'", None):
+        return None
+    row = cur.fetchone()
+    return tuple(row) if row else None
+
+
 class Outbox:
     def do_outbox(self, op):
         c, db = op["c"], op["db"]
@@ -142,6 +151,7 @@ class Outbox:
                 if try_sql(cur, "SELECT idgen_next()", None):
                     self.refusals["crowd: the server refuses to generate"] += 1
                     return
+                before = worker_ids_row(cur)
             for _ in range(CROWD_SESSIONS):
                 try:
                     conn = cl.connect(db)
@@ -154,6 +164,7 @@ class Outbox:
                     break
                 time.sleep(0.002)
             with asker.cursor() as cur:
+                self.found_mid_op(slots_full_counted, before, worker_ids_row(cur), len(ids), where)
                 for k, least in enumerate(ids):
                     cur.execute("SELECT idgen_horizon()")
                     self.found_mid_op(horizon_below_holders, cur.fetchone()[0], least, len(ids) - k, where)

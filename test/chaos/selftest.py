@@ -21,10 +21,10 @@ from cluster import Cluster        # noqa: E402
 from etcd_drills import ETCD_DRILLS     # noqa: E402
 from contract import readme_settings     # noqa: E402
 from answers import (counted_short, decoded_alike, drops_counted, given_up_idle_first, horizon_warned, input_judged,  # noqa: E402
-                     lease_granted_free, restore_judged, schema_alike, settings_declared, standby_refused,
-                     stats_columns, stats_mismatch, worker_kept)
-from invariants import (Violation, above, increasing, resumed_at_restart, ridden_out, right_shard,  # noqa: E402
-                        started_low, unique)
+                     lease_granted_free, restore_judged, schema_alike, settings_declared, slots_full_counted,
+                     standby_refused, stats_columns, stats_mismatch, worker_kept)
+from invariants import (Violation, above, increasing, lease_state_told, resumed_at_restart, ridden_out,  # noqa: E402
+                        right_shard, started_low, unique)
 from probes import DATA_REFUSED, REFUSED, input_calls     # noqa: E402
 from layouts import Layout, builtin, shard_range      # noqa: E402
 from lineage import Frontier       # noqa: E402
@@ -272,6 +272,18 @@ class Counts(unittest.TestCase):
                                       (False, None, 1), (True, denied, 0), (True, None, 0)]:
             with self.assertRaisesRegex(Violation, "restore misjudged"):
                 restore_judged(owner, error, defined, "here")
+
+    def test_backends_without_a_worker_id_counted(self):
+        slots_full_counted((0, 3, 63), (0, 60, 63), 57, "here")
+        slots_full_counted((2, 3, 63), (3, 63, 63), 70, "here")
+        with self.assertRaisesRegex(Violation, "overflow uncounted"):
+            slots_full_counted((2, 3, 63), (2, 63, 63), 70, "here")
+
+    def test_a_lease_with_time_left_is_not_expired(self):
+        lease_state_told("expired", 0.0, "here")
+        lease_state_told("renewing", 12.0, "here")
+        with self.assertRaisesRegex(Violation, "lease state"):
+            lease_state_told("expired", 12.0, "here")
 
     def test_worker_ids_of_exited_backends(self):
         worker_kept([], "here")
