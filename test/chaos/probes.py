@@ -110,6 +110,8 @@ ANSWERS = [
         ("SELECT idgen_next_block(4096, 'pgedge') IS NOT NULL", True),
         ("SELECT count(DISTINCT i) FROM idgen_next_batch(1000, 'pgedge') i", 1000),
         ("SELECT count(*) FROM idgen_next_batch(1, 'pgedge')", 1),
+        # README: n from 1 to 1,000,000
+        ("SELECT count(*) FROM idgen_next_batch(1000000, 'pgedge')", 1000000),
         ("SELECT idgen_next(NULL::text)", None), ("SELECT count(*) FROM idgen_next_batch(2, NULL)", 0),
         ("SELECT idgen_next_block(NULL, 'pgedge')", None),
         # README: a NULL argument gives NULL or no rows, in every overload
