@@ -147,5 +147,6 @@ SELECT min(id) > :before_batch AS after_next FROM idgen_next_batch(5) id;
 SELECT (idgen_decode(id)).node_id FROM idgen_next_batch(1) id;
 SELECT * FROM idgen_next_batch(0);
 SELECT * FROM idgen_next_batch(-1);
+SELECT count(*) AS largest_batch FROM idgen_next_batch(1000000);
 SELECT * FROM idgen_next_batch(1000001);
 SELECT * FROM idgen_next_batch(NULL);
