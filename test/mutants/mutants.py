@@ -274,7 +274,13 @@ SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                   "blind5_node_id_rejected_value_kept_default", "blind6_horizon_prepared_epoch_sign",
                   "blind10_marks_file_fields_swapped", "blind10_registry_password_accepted",
                   "blind11_resume_after_revoke_wrong_function", "blind11_resume_after_keeps_generating",
-                  "blind11_horizon_file_entries_this_run", "blind11_marks_file_bad_line_accepted"}
+                  "blind11_horizon_file_entries_this_run", "blind11_marks_file_bad_line_accepted",
+                  "blind15_lease_acquire_holder_path_takes_live_lease", "blind15_parse_short_text_accepted",
+                  "blind15_objectid_from_timestamp_2038", "blind15_clock_wait_bound_min",
+                  "blind15_regression_setting_range_typo", "blind16_check_nodes_node_id_edge_unflagged",
+                  "blind16_bad_node_id_blocks_decoding", "blind16_horizon_repeatable_read_unwarned",
+                  "blind16_restore_layouts_select_privilege", "blind16_stats_overflow_counted_on_free_entry",
+                  "blind16_decode_refuses_largest_id"}
 
 
 def main(argv):
