@@ -96,7 +96,9 @@ $plant$""" % {"s": SCHEMA, "types": "ARRAY[%s]" % ", ".join("'%s'" % t for t in 
 
 # A function made by a session with the hostile path, as a restore makes
 # idgen_layouts_saved(): idgen's event trigger reads what the command made.
-DDL_PROBE = "CREATE OR REPLACE FUNCTION public.chaos_ddl_probe() RETURNS int LANGUAGE sql AS 'SELECT 1'"
+# Rolled back: no commit to wait for a synchronous standby that is cut off.
+DDL_PROBE = ("BEGIN; CREATE OR REPLACE FUNCTION public.chaos_ddl_probe() RETURNS int LANGUAGE sql"
+             " AS 'SELECT 1'; ROLLBACK")
 
 
 class Hostile:
