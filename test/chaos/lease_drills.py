@@ -50,8 +50,9 @@ class LeaseDrills:
         servers = self.lessees()
         if not servers:
             return None
-        ops = [{"op": "registry_stop"}, {"op": "pause", "ms": LEASE_S * 1000 + 1000},
-               self.lease_bursts(servers),
+        # the leases read halfway, their renewals failing: not yet expired
+        ops = [{"op": "registry_stop"}, {"op": "pause", "ms": LEASE_S * 500, "leases": True},
+               {"op": "pause", "ms": LEASE_S * 500 + 1000}, self.lease_bursts(servers),
                {"op": "registry_start"}, self.lease_bursts(servers)]
         self.queue += ops[1:]
         return ops[0]

@@ -349,6 +349,8 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outb
             clock = now_ms() + int(cl.settings.get("clock_offset_ms", 0)) + cl.base_offset_ms
             ms = max(ms, min(self.lineage[c].newest - clock + 100, PAST_WAIT_MS))
         time.sleep(ms / 1000.0)
+        if op.get("leases"):
+            self.check_held()       # and each lease's state, as lease_of reads it
 
     def do_retire(self, op):
         if not self.live(op["c"]):
