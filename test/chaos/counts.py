@@ -19,6 +19,13 @@ STATS_IDS = "SELECT layout, sum(ids) FROM idgen_stats GROUP BY layout"
 STATS_COLUMNS = ("SELECT layout, sum(ids), sum(shared_ids), extract(epoch FROM min(stats_reset)), "
                  "extract(epoch FROM max(stats_reset)) FROM idgen_stats GROUP BY layout")
 WORKER_ROWS = "SELECT pid, worker_id FROM idgen_workers WHERE NOT is_shared"
+# a table of idgen_capacity by name: (overflows, in_use, capacity)
+CAPACITY = "SELECT overflows, in_use, capacity FROM idgen_capacity WHERE name = %s"
+
+
+def capacity_of(rows):
+    """CAPACITY's row as integers, or None where there is none."""
+    return tuple(int(v) for v in rows[0]) if rows else None
 
 
 class Counts:
@@ -79,11 +86,9 @@ class Counts:
         definitions' counts it dropped; in_use; capacity), or None where it
         cannot say."""
         try:
-            rows = self.clusters[c].query(db, "SELECT overflows, in_use, capacity FROM idgen_capacity"
-                                              " WHERE name = 'stats'")
+            return capacity_of(self.clusters[c].query(db, CAPACITY, ("stats",)))
         except psycopg2.Error:
             return None
-        return tuple(int(v) for v in rows[0]) if rows else None
 
     def workers_released(self, c, db):
         """A session gives its worker id back as it exits, before its

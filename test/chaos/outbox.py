@@ -14,6 +14,7 @@ import psycopg2
 
 from clients import LOST, normalize, now_ms
 from answers import slots_full_counted
+from counts import CAPACITY, capacity_of
 from flaws import try_sql
 from invariants import (Violation, horizon_below_holders, horizon_kept, no_internal_error, no_standby_horizon,
                         none_missed, read_once, unique)
@@ -94,10 +95,7 @@ class Poller:
 
 def worker_ids_row(cur):
     """idgen_capacity's worker ids: (overflows, in_use, capacity), or None."""
-    if try_sql(cur, "SELECT overflows, in_use, capacity FROM idgen_capacity WHERE name = 'worker_ids'", None):
-        return None
-    row = cur.fetchone()
-    return tuple(row) if row else None
+    return None if try_sql(cur, CAPACITY, ("worker_ids",)) else capacity_of(cur.fetchall())
 
 
 class Outbox:
