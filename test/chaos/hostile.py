@@ -94,11 +94,20 @@ $plant$""" % {"s": SCHEMA, "types": "ARRAY[%s]" % ", ".join("'%s'" % t for t in 
               "ops": "ARRAY[%s]" % ", ".join("'%s'" % o for o in OPERATORS)}
 
 
-# A function made by a session with the hostile path, as a restore makes
-# idgen_layouts_saved(): idgen's event trigger reads what the command made.
-# Rolled back: no commit to wait for a synchronous standby that is cut off.
-DDL_PROBE = ("BEGIN; CREATE OR REPLACE FUNCTION public.chaos_ddl_probe() RETURNS int LANGUAGE sql"
-             " AS 'SELECT 1'; ROLLBACK")
+# A function made by a session with the hostile path: idgen's event
+# trigger reads what the command made, and reads idgen_layouts_saved() only
+# when the command made that one (the planner tests the object first), so
+# the probe makes it again as it is, as a restore would.  Rolled back: no
+# commit to wait for a synchronous standby that is cut off.
+SAVED_DEF = ("SELECT pg_catalog.pg_get_functiondef(p.oid) FROM pg_catalog.pg_proc p"
+             " JOIN pg_catalog.pg_extension e ON e.extnamespace = p.pronamespace AND e.extname = 'idgen'"
+             " WHERE p.proname = 'idgen_layouts_saved' AND p.pronargs = 0")
+DDL_PROBE = "CREATE OR REPLACE FUNCTION public.chaos_ddl_probe() RETURNS int LANGUAGE sql AS 'SELECT 1'"
+
+
+def ddl_probe(cl, db):
+    made = [d for (d,) in cl.query(db, SAVED_DEF)] or [DDL_PROBE]
+    return "BEGIN; %s; ROLLBACK" % made[0]
 
 
 class Hostile:
@@ -133,7 +142,8 @@ class Hostile:
         for c, db in sorted(where):
             if self.live(c):
                 # DDL under that path too: idgen's event triggers run in it
-                self.clusters[c].query(db, DDL_PROBE, search_path=HOSTILE_PATH)
+                cl = self.clusters[c]
+                cl.query(db, ddl_probe(cl, db), search_path=HOSTILE_PATH)
                 self.check_user_code(c, db, op["op"])
 
     def check_user_code(self, c, db, after):
