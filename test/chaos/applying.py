@@ -58,7 +58,7 @@ class Applying:
         p = self.clusters[op["c"]]
         node = p["set"]["node_id"] if op["sync"] else op["node_id"]
         s = dict(p["set"], node_id=node, clock_offset_ms=op.get("offset", 0), **op.get("set", {}))
-        self.clusters[op["s"]] = {"set": s,
+        self.clusters[op["s"]] = {"set": s, "backup": True,
                                   "role": "standby", "dbs": p["dbs"], "standby": None,
                                   "nodes": set(p["nodes"]) if op["sync"] else {node},
                                   "combos": (set(p["combos"]) if op["sync"] else set()) | {combo(s)},
@@ -96,7 +96,7 @@ class Applying:
 
     def apply_clone(self, op):
         src = self.clusters[op["c"]]
-        self.clusters[op["new"]] = dict(copy.deepcopy(src), standby=None, role="primary")
+        self.clusters[op["new"]] = dict(copy.deepcopy(src), standby=None, role="primary", backup=True)
 
     def apply_registry(self, op):
         pass

@@ -327,8 +327,11 @@ class Bursts(Counts):
     def check_clock_refusal(self, res, view):
         """A refusal for the clock names how far behind it is; within
         idgen.max_clock_regression_ms (as set before the call and after it)
-        it should have been ridden out."""
+        it should have been ridden out; past it, its hint says the way out
+        (MarkFile.check_clock_hint)."""
         behind = clock_behind_refused(res["error"][1])
+        if behind is not None and behind > view["regression"]:
+            self.check_clock_hint(res, view, behind)
         if behind is None or behind > view["regression"] or not self.live(res["c"]):
             return
         try:

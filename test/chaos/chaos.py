@@ -207,6 +207,8 @@ def summary(world, seed, steps, seconds, ops):
     if world.schemas_checked:
         print("databases whose idgen is a fresh install's, and settings as README declares them: %d"
               % world.schemas_checked)
+    if world.nodes_checked:
+        print("idgen_check_nodes() over every live server, flagging what it should: %d times" % world.nodes_checked)
     if world.inputs_checked:
         print("calls at or past the edges of README's ranges, answered as it says: %d" % world.inputs_checked)
     if world.handovers:
@@ -303,7 +305,10 @@ def replay(pg, path, args):
 def self_test():
     import unittest
     import selftest
-    result = unittest.main(module=selftest, argv=["selftest", "-v"], exit=False).result
+    import selftest_answers
+    loader = unittest.TestLoader()
+    suite = unittest.TestSuite(loader.loadTestsFromModule(m) for m in (selftest, selftest_answers))
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
     return 0 if result.wasSuccessful() else 1
 
 

@@ -57,7 +57,8 @@ class Choices:
     def choose_clock(self):
         c = self.r.choice(self.primaries())
         s = dict(self.clusters[c]["set"])
-        s["clock_offset_ms"] = self.r.choice(OFFSETS)
+        # a step back past every bound, now and then: refusals and their hints
+        s["clock_offset_ms"] = self.r.choice(OFFSETS) if self.r.random() < 0.85 else min(OFFSETS)
         if self.r.random() < 0.25:
             key = self.r.choice(["max_lead_ms", "max_clock_regression_ms"])
             s[key] = self.r.choice(SETTING_CHOICES[key])

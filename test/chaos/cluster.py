@@ -88,6 +88,8 @@ class Cluster:
         # set far off by a drill, which later ops' offsets are relative to
         self.base_offset_ms = 0
         self.running = False
+        self.from_backup = False    # made by pg_basebackup: it replayed marks
+        self.start_clock_ms = 0
 
     # -- creation
     def create(self, template):
@@ -111,6 +113,7 @@ class Cluster:
         as_user([self.pg.tool("pg_basebackup"), "-D", self.data] + ([] if clone else ["-R"]) +
                 ["-X", "stream", "-c", "fast", "-h", primary.dir, "-p", "5432", "-U", "postgres"])
         self.base_offset_ms = primary.base_offset_ms
+        self.from_backup = True
         self.own_address()
 
     def own_address(self):
@@ -153,6 +156,9 @@ class Cluster:
 
     # -- running
     def start(self):
+        # idgen's clock as it starts, at most: marks it has passed are folded
+        self.start_clock_ms = time.time() * 1000.0 + int(self.settings.get("clock_offset_ms", 0)) + \
+            self.base_offset_ms
         as_user([self.pg.tool("pg_ctl"), "-D", self.data, "-l", self.log, "-w", "-t", "120", "start"])
         self.running = True
 

@@ -9,7 +9,9 @@ import time
 import psycopg2
 
 from clients import normalize
-from answers import counted, counted_short, drops_counted, given_up_idle_first, stats_columns, worker_kept
+from answers import (counted, counted_short, drops_counted, given_up_idle_first, stats_columns, stats_times_told,
+                     worker_kept)
+from layouts import BUILTIN, builtin, default_layout, epoch_date_ms
 from params import DBS
 
 # per layout name, summed over its definitions: the IDs; then those made in
@@ -18,6 +20,10 @@ from params import DBS
 STATS_IDS = "SELECT layout, sum(ids) FROM idgen_stats GROUP BY layout"
 STATS_COLUMNS = ("SELECT layout, sum(ids), sum(shared_ids), extract(epoch FROM min(stats_reset)), "
                  "extract(epoch FROM max(stats_reset)) FROM idgen_stats GROUP BY layout")
+STATS_TIMES = ("SELECT layout, count(*) OVER (PARTITION BY layout), extract(epoch FROM time_left) * 1000, "
+               "extract(epoch FROM mark) * 1000, mark_lead_ms FROM idgen_stats")
+SETTINGS = ("SELECT name, setting FROM pg_settings WHERE name IN "
+            "('idgen.epoch', 'idgen.node_bits', 'idgen.clock_offset_ms')")
 WORKER_ROWS = "SELECT pid, worker_id FROM idgen_workers WHERE NOT is_shared"
 # a table of idgen_capacity by name: (overflows, in_use, capacity)
 CAPACITY = "SELECT overflows, in_use, capacity FROM idgen_capacity WHERE name = %s"
@@ -77,9 +83,25 @@ class Counts:
         except psycopg2.Error:
             columns = []        # idgen_stats of an older version
         stats_columns(columns, counts["reset_at"], time.time(), where)
+        self.stats_times(c, counts["db"], where)
         counted(counts["expected"], got, counts["unknown"], where, at_most)
         if at_most:
             given_up_idle_first(counts["order"], counts["expected"], got, counts["unknown"], where)
+
+    def stats_times(self, c, db, where):
+        """idgen_stats' times against the built-in layouts' definitions
+        (one name may be defined otherwise in each database)."""
+        cl = self.clusters[c]
+        try:
+            rows = [(r[0], r[1]) + tuple(None if v is None else float(v) for v in r[2:])
+                    for r in cl.query(db, STATS_TIMES)]
+            s = dict(cl.query(db, SETTINGS))
+        except psycopg2.Error:
+            return      # an older version's idgen_stats
+        layouts = {n: builtin(n) for n in BUILTIN if n != "idgen"}
+        layouts["idgen"] = default_layout(epoch_date_ms(s["idgen.epoch"]), int(s["idgen.node_bits"]))
+        now = time.time() * 1000.0
+        stats_times_told(rows, layouts, (now, now + int(s["idgen.clock_offset_ms"])), where)
 
     def stats_table(self, c, db):
         """c's table of statistics in idgen_capacity: (overflows, the

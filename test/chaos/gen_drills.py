@@ -111,7 +111,34 @@ class GenDrills:
                                 for _ in range(2)]}
         back = {"op": "reload", "c": c, "set": dict(s, clock_offset_ms=s["clock_offset_ms"] - 500), "held": db}
         self.queue += [op for op in (self.outbox_in(c, db), back, self.outbox_in(c, db), burst()) if op]
+        self.queue += self.clock_jump_back()
         return burst()
+
+    def clock_jump_back(self):
+        """Then, on a server with a node id of its own, the clock 15 s ahead
+        and back with idgen.max_clock_regression_ms = 0: refused, and the
+        hint names a node id that never generated as the way out; on odd
+        steps a restart while ahead, once the clock passed its marks,
+        folds them into marks of every node id, and the hint says another
+        node id would not help (answers.clock_hint_told)."""
+        own = [(c, d) for c in self.primaries() if not self.leasing(c) for d in self.dbs(c, CURRENT)]
+        # a server of its own initdb, whose idgen_hwm holds every mark it has
+        own = [(c, d) for c, d in own if not self.clusters[c].get("backup")] or own
+        if not own:
+            return []
+        # chosen by the step, not drawn: the seed's later ops stay as they were
+        c, db = own[self.steps % len(own)]
+        s = self.clusters[c]["set"]
+        strict = dict(s, max_clock_regression_ms=0)
+        ahead = dict(strict, clock_offset_ms=s["clock_offset_ms"] + 15000)
+        calls = [["next", None, 1, 50], ["next", "js53", 1, 50]]
+        ops = [{"op": "reload", "c": c, "set": ahead},
+               {"op": "burst", "kill": None, "clients": [{"c": c, "db": db, "calls": calls}]}]
+        if self.steps % 2:
+            ops.append({"op": "restart", "c": c, "mode": "fast", "set": ahead, "after_ms": 2500})
+        # the bound stays 0, one of SETTING_CHOICES, until the server's next change
+        return ops + [{"op": "reload", "c": c, "set": strict},
+                      {"op": "burst", "kill": None, "clients": [{"c": c, "db": db, "calls": calls}]}]
 
     def drill_epoch_twins(self):
         """One name in two databases, defined alike but for the epoch, then

@@ -20,8 +20,8 @@ from chaos import coarse, ddmin   # noqa: E402
 from cluster import Cluster        # noqa: E402
 from etcd_drills import ETCD_DRILLS     # noqa: E402
 from contract import readme_settings     # noqa: E402
-from answers import (counted_short, decoded_alike, drops_counted, given_up_idle_first, horizon_warned, input_judged,  # noqa: E402
-                     lease_granted_free, restore_judged, schema_alike, settings_declared, slots_full_counted,
+from answers import (counted_short, decoded_alike, drops_counted, given_up_idle_first, horizon_warned,  # noqa: E402
+                     input_judged, lease_granted_free, restore_judged, schema_alike, settings_declared, slots_full_counted,
                      standby_refused, stats_columns, stats_mismatch, worker_kept)
 from invariants import (Violation, above, increasing, lease_state_told, resumed_at_restart, ridden_out,  # noqa: E402
                         right_shard, started_low, unique)

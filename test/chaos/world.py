@@ -21,6 +21,8 @@ from cluster import Cluster, as_user, user_dir
 from invariants import Violation, increasing, lease_kept, no_crash
 from layouts import FAMILIES, epoch_date_ms
 from leases import Leases
+from markfile import MarkFile, read_marks
+from nodecheck import NodeCheck
 from lineage import Lineage
 from ops import Model
 from outbox import Outbox
@@ -54,6 +56,8 @@ TAKEN = {"define", "redefine", "createdb", "ext_update", "ext_recreate"}
 # inputs at the edges of README's ranges (Probes.check_inputs).
 INPUT_CHECK_AFTER = {"cluster", "createdb", "restart", "promote", "clone", "move", "upgrade", "rollback",
                      "dump_restore"}
+# Ops that change a server's node id, node_bits or epoch, or add a server.
+NODE_CHECK_AFTER = {"cluster", "restart", "standby", "promote", "clone"}
 # Ops after which no two servers may hold one node id.
 LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "stop_frozen", "unreserve",
                      "registry_thaw", "registry_restore", "registry_failover", "etcd_start", "etcd_thaw"}
@@ -65,8 +69,8 @@ PAST_WAIT_MS = 60000
 UUIDV7_CALL = ("uuidv7", None, 1, 100)
 
 
-class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outbox, Probes, Redefines, Registry,
-            RegistryProbes, Restores, Standbys):
+class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, MarkFile, NodeCheck, Outbox, Probes,
+            Redefines, Registry, RegistryProbes, Restores, Standbys):
     def __init__(self, pg, root, template, ignore=()):
         self.pg = pg
         self.ignore = set(ignore)
@@ -96,6 +100,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outb
         self.handovers = 0          # IDs made under a node id another server made IDs under
         self.hostile_checked = 0    # databases checked after an op with a hostile session
         self.inputs_checked = 0     # calls at or past the edges of README's ranges
+        self.nodes_checked = 0      # idgen_check_nodes() calls judged
         self.schemas_checked = 0    # databases whose idgen matched a fresh install (Contract)
         self.schema_ref = None
         with open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")) as f:
@@ -109,6 +114,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outb
         self.etcd_held = ({}, 0)        # {server: node id held} when an etcd member failed, the step
         self.lease_refusals = 0         # calls refused for want of a lease then
         self.before_outage = (None, {})     # (the registry stopped, {server: node id it held})
+        self.fold_pending = {}      # server -> (its Cluster, idgen_hwm's marks, the time) before a restart
         self.table_epoch = {}           # server -> the idgen.epoch of one table's IDs loaded into it
         # the leasing servers' idgen.epoch, under which the checker holds its leases
         self.lease_epoch_ms = epoch_date_ms(Model.lease_settings()["epoch"])
@@ -200,11 +206,14 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outb
             try:
                 self.check_hostile(op)
                 self.check_saved(op)
+                self.check_folds()
                 if op["op"] in REACH_CHECK_AFTER:
                     self.check_reach()
                     self.check_contract()
                 if op["op"] in INPUT_CHECK_AFTER:
                     self.check_inputs(op)
+                if op["op"] in NODE_CHECK_AFTER:
+                    self.check_nodes()
                 if op["op"] in ("standby", "standby_restart"):
                     self.check_standby_dbs(op["s"])
             except psycopg2.Error as e:
@@ -252,6 +261,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outb
         if not self.live(c):
             return False
         self.touch(c)
+        time.sleep(op.get("after_ms", 0) / 1000.0)     # the clock past the marks
         if op.get("tried_settings"):
             self.try_settings(op)
         cl = self.clusters[c]
@@ -260,6 +270,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outb
         keep = self.lease_of(c) if op["mode"] == "fast" and self.all_held(c) else None
         gids = self.prepare_held(c, op["prepared"]) if op.get("prepared") else []
         resumed = op.get("resumed_in") and self.resume_before_restart(c, op["resumed_in"])
+        marks = read_marks(cl)
         self.stop_releasing(c, op["mode"])
         self.lineage[c].frontier.new_run()
         if op.get("flawed_start"):
@@ -267,6 +278,8 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Outb
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.start()
         self.touch(c)
+        if not op.get("flawed_start"):
+            self.restarted(c, marks)
         if resumed and not op.get("flawed_start"):
             self.resumed(c, op["resumed_in"])
         if gids:

@@ -1,0 +1,107 @@
+"""idgen_check_nodes() asked about every live server that has a node id of
+its setting, compared with what the checker configured (docs/many-servers.md,
+the table of problems): a node id also used by another server that is not
+its own primary or standby, node_bits or idgen.epoch unlike the first
+listed server that may generate, a node id unset, rejected or too wide
+for node_bits.
+dblink is created in a transaction rolled back, so nothing commits (a
+synchronous standby may be cut off) and no database keeps it."""
+
+import psycopg2
+
+from answers import nodes_judged
+from hostile import idgen_dbs
+from layouts import epoch_date_ms
+from params import MAX_NODE_SETTING
+
+CHECK = ("SELECT conninfo, problem, node_id, node_bits, epoch::text, in_recovery, source"
+         " FROM idgen_check_nodes(%s) ORDER BY conninfo")
+
+
+def conninfo(cl):
+    return "host=%s port=5432 dbname=postgres user=postgres" % cl.dir
+
+
+def node_of(s):
+    """The node id s configures, or a reason it has none that may generate."""
+    node, bits = s.get("node_id"), int(s.get("node_bits", 10))
+    if node is None:
+        return "unset"
+    if not 0 <= int(node) <= MAX_NODE_SETTING:
+        return "rejected"
+    if int(node) >= 1 << bits:
+        return "too wide"
+    return int(node)
+
+
+class NodeCheck:
+    def nodes_listed(self):
+        """{conninfo: (server, settings)} of the live servers whose node id
+        is their setting's, neither frozen nor leasing."""
+        listed = {}
+        for c, cl in sorted(self.clusters.items()):
+            if (self.live(c) or self.live(c, "standby")) and c not in self.frozen and not self.leasing(c) \
+                    and "idgen" in cl.settings.get("shared_preload_libraries", "idgen"):
+                listed[conninfo(cl)] = (c, cl.settings)
+        return listed
+
+    def related(self, a, b):
+        """One is the other's standby: they share a node id by design."""
+        return self.primary_of.get(a) == b and self.role.get(a) == "standby" or \
+            self.primary_of.get(b) == a and self.role.get(b) == "standby"
+
+    def expected_columns(self, order, listed):
+        """{conninfo: (node_id, node_bits, epoch, in_recovery, source)} as
+        configured; node_id None where not judged (too wide) and for none."""
+        want = {}
+        for ci in order:
+            c, s = listed[ci]
+            node = node_of(s)
+            want[ci] = (node if isinstance(node, int) else None, int(s.get("node_bits", 10)),
+                        s.get("epoch", "2024-01-01"), self.role.get(c) == "standby", "setting")
+        return want
+
+    def expected_problems(self, order, listed):
+        """{conninfo: True (a problem), False (none), or None (not judged)}."""
+        usable = [ci for ci in order if not isinstance(node_of(listed[ci][1]), str)]
+        first = listed[usable[0]][1] if usable else {}
+        want = {}
+        for ci in order:
+            c, s = listed[ci]
+            node = node_of(s)
+            same = [listed[o][0] for o in usable if o != ci and node_of(listed[o][1]) == node]
+            unrelated = [o for o in same if not self.related(c, o)]
+            siblings = [o for o in same if self.role.get(o) == "standby" and self.role.get(c) == "standby"]
+            differs = ci in usable and (
+                int(s.get("node_bits", 10)) != int(first.get("node_bits", 10)) or
+                epoch_date_ms(s.get("epoch", "2024-01-01")) != epoch_date_ms(first.get("epoch", "2024-01-01")))
+            if isinstance(node, str) or differs or (unrelated and not siblings):
+                want[ci] = True
+            else:
+                want[ci] = None if siblings else False
+        return want
+
+    def check_nodes(self):
+        """From one live primary's database: each listed server's problem is
+        flagged as docs/many-servers.md says, and only then."""
+        listed = self.nodes_listed()
+        callers = [c for c, _ in listed.values() if self.live(c) and idgen_dbs(self.clusters[c], current=True)]
+        if len(listed) < 2 or not callers:
+            return
+        order = sorted(listed)
+        cl = self.clusters[callers[0]]
+        conn = cl.connect(idgen_dbs(cl, current=True)[0])
+        try:
+            with conn.cursor() as cur:
+                cur.execute("BEGIN; CREATE EXTENSION IF NOT EXISTS dblink")
+                cur.execute(CHECK, (order,))
+                rows = cur.fetchall()
+                cur.execute("ROLLBACK")
+        except psycopg2.Error as e:
+            self.op_errors["idgen_check_nodes: %s" % str(e).splitlines()[0][:100]] += 1
+            return
+        finally:
+            conn.close()
+        nodes_judged(rows, self.expected_problems(order, listed), self.expected_columns(order, listed),
+                     {ci: c for ci, (c, _) in listed.items()}, "step %d" % self.step)
+        self.nodes_checked += 1
