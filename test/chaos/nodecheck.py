@@ -1,7 +1,8 @@
 """idgen_check_nodes() asked about every live server that has a node id of
 its setting, compared with what the checker configured (docs/many-servers.md,
-the table of problems): a node id also used by another server that is not
-its own primary or standby, node_bits or idgen.epoch unlike the first
+the table of problems): a node id also used by another server, but a standby
+of the same cluster (system identifier; every cluster made from the
+checker's template shares one), node_bits or idgen.epoch unlike the first
 listed server that may generate, a node id unset, rejected or too wide
 for node_bits.
 dblink is created in a transaction rolled back, so nothing commits (a
@@ -36,56 +37,55 @@ def node_of(s):
 
 class NodeCheck:
     def nodes_listed(self):
-        """{conninfo: (server, settings)} of the live servers whose node id
-        is their setting's, neither frozen nor leasing."""
+        """{conninfo: (server, settings, system identifier)} of the live
+        servers whose node id is their setting's, neither frozen nor
+        leasing."""
         listed = {}
         for c, cl in sorted(self.clusters.items()):
             if (self.live(c) or self.live(c, "standby")) and c not in self.frozen and not self.leasing(c) \
                     and "idgen" in cl.settings.get("shared_preload_libraries", "idgen"):
-                listed[conninfo(cl)] = (c, cl.settings)
+                sysid = cl.query("postgres", "SELECT system_identifier FROM pg_control_system()")[0][0]
+                listed[conninfo(cl)] = (c, cl.settings, sysid)
         return listed
 
     def related(self, a, b):
-        """One is the other's standby: they share a node id by design."""
-        return self.primary_of.get(a) == b and self.role.get(a) == "standby" or \
-            self.primary_of.get(b) == a and self.role.get(b) == "standby"
+        """Of one cluster (a system identifier), one of them a standby: it
+        cannot generate, and promoted it resumes above the other's marks
+        (docs/many-servers.md: not a problem)."""
+        return a[2] == b[2] and "standby" in (self.role.get(a[0]), self.role.get(b[0]))
 
     def expected_columns(self, order, listed):
         """{conninfo: (node_id, node_bits, epoch, in_recovery, source)} as
         configured; node_id None where not judged (too wide) and for none."""
         want = {}
         for ci in order:
-            c, s = listed[ci]
+            c, s = listed[ci][:2]
             node = node_of(s)
             want[ci] = (node if isinstance(node, int) else None, int(s.get("node_bits", 10)),
                         s.get("epoch", "2024-01-01"), self.role.get(c) == "standby", "setting")
         return want
 
     def expected_problems(self, order, listed):
-        """{conninfo: True (a problem), False (none), or None (not judged)}."""
+        """{conninfo: whether it has a problem}."""
         usable = [ci for ci in order if not isinstance(node_of(listed[ci][1]), str)]
         first = listed[usable[0]][1] if usable else {}
         want = {}
         for ci in order:
-            c, s = listed[ci]
+            s = listed[ci][1]
             node = node_of(s)
-            same = [listed[o][0] for o in usable if o != ci and node_of(listed[o][1]) == node]
-            unrelated = [o for o in same if not self.related(c, o)]
-            siblings = [o for o in same if self.role.get(o) == "standby" and self.role.get(c) == "standby"]
+            clash = [o for o in usable if o != ci and node_of(listed[o][1]) == node and
+                     not self.related(listed[ci], listed[o])]
             differs = ci in usable and (
                 int(s.get("node_bits", 10)) != int(first.get("node_bits", 10)) or
                 epoch_date_ms(s.get("epoch", "2024-01-01")) != epoch_date_ms(first.get("epoch", "2024-01-01")))
-            if isinstance(node, str) or differs or (unrelated and not siblings):
-                want[ci] = True
-            else:
-                want[ci] = None if siblings else False
+            want[ci] = isinstance(node, str) or differs or bool(clash)
         return want
 
     def check_nodes(self):
         """From one live primary's database: each listed server's problem is
         flagged as docs/many-servers.md says, and only then."""
         listed = self.nodes_listed()
-        callers = [c for c, _ in listed.values() if self.live(c) and idgen_dbs(self.clusters[c], current=True)]
+        callers = [c for c, _, _ in listed.values() if self.live(c) and idgen_dbs(self.clusters[c], current=True)]
         if len(listed) < 2 or not callers:
             return
         order = sorted(listed)
@@ -103,5 +103,5 @@ class NodeCheck:
         finally:
             conn.close()
         nodes_judged(rows, self.expected_problems(order, listed), self.expected_columns(order, listed),
-                     {ci: c for ci, (c, _) in listed.items()}, "step %d" % self.step)
+                     {ci: server[0] for ci, server in listed.items()}, "step %d" % self.step)
         self.nodes_checked += 1
