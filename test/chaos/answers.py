@@ -105,15 +105,23 @@ def lease_granted_free(got, live, marks, presented, where):
 REFUSALS = ("refused", "refused as data", "refused as unknown")
 
 
+def refused_with(code):
+    """What a call docs/guarantees.md gives the SQLSTATE of expects."""
+    return "refused with SQLSTATE %s" % code
+
+
 def input_judged(sql, expected, got, where):
     """README, Reference: a call outside a function's stated range is
     refused: as the caller's data (SQLSTATE class 22), or where it
     generates by any error but an internal one (a server that refuses to
     generate may refuse it for that first); one at its edge is answered as
-    README computes it; a name of no layout is refused as such (42704).
+    README computes it; a name of no layout is refused as such (42704);
+    one whose SQLSTATE docs/guarantees.md gives, with it.
     expected: the value or one of REFUSALS; got: ("value", v) or
     (SQLSTATE, message)."""
     code = got[0] if got[0] != "value" else None
+    if expected == refused_with(code):
+        return
     if expected == "refused" and code and not code.startswith("XX"):
         return
     if expected == "refused as data" and code and code.startswith("22"):
@@ -225,6 +233,16 @@ def stats_columns(rows, reset_at, now, where):
                  if first < reset_at - 1 or last > now + 1 else None)
         if wrong:
             raise Violation("stats columns", name, "%s: idgen_stats of layout %s has %s" % (where, name, wrong))
+
+
+def published_at_end(before, after, made, where):
+    """README, idgen_stats: counts published at transaction end, whether
+    it commits or rolls back.  before, after: idgen_stats' ids of idgen's
+    layout around a transaction that made `made` IDs and rolled back, its
+    session still open."""
+    if after - before < made:
+        raise Violation("stats unpublished", "idgen", "%s: idgen_stats counted %d of the %d IDs of a transaction"
+                        " rolled back, its session still open" % (where, after - before, made))
 
 
 def drops_counted(before, after, lost, where):

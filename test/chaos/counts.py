@@ -9,8 +9,8 @@ import time
 import psycopg2
 
 from clients import normalize
-from answers import (counted, counted_short, drops_counted, given_up_idle_first, stats_columns, stats_times_told,
-                     worker_kept)
+from answers import (counted, counted_short, drops_counted, given_up_idle_first, published_at_end, stats_columns,
+                     stats_times_told, worker_kept)
 from layouts import BUILTIN, builtin, default_layout, epoch_date_ms
 from params import DBS
 
@@ -24,6 +24,7 @@ STATS_TIMES = ("SELECT layout, count(*) OVER (PARTITION BY layout), extract(epoc
                "extract(epoch FROM mark) * 1000, mark_lead_ms FROM idgen_stats")
 SETTINGS = ("SELECT name, setting FROM pg_settings WHERE name IN "
             "('idgen.epoch', 'idgen.node_bits', 'idgen.clock_offset_ms')")
+IDS_OF = "SELECT coalesce(sum(ids), 0) FROM idgen_stats WHERE layout = %s"
 WORKER_ROWS = "SELECT pid, worker_id FROM idgen_workers WHERE NOT is_shared"
 # a table of idgen_capacity by name: (overflows, in_use, capacity)
 CAPACITY = "SELECT overflows, in_use, capacity FROM idgen_capacity WHERE name = %s"
@@ -102,6 +103,33 @@ class Counts:
         layouts["idgen"] = default_layout(epoch_date_ms(s["idgen.epoch"]), int(s["idgen.node_bits"]))
         now = time.time() * 1000.0
         stats_times_told(rows, layouts, (now, now + int(s["idgen.clock_offset_ms"])), where)
+
+    def stats_at_rollback(self, cl, db, where):
+        """README, idgen_stats: counts are published at transaction end, a
+        rollback's too: 100 IDs made in a transaction rolled back, its
+        session still open, are in the view read by another session (at
+        least: no other session runs then).  Not where the table gave a
+        row up meanwhile, nor where the calls were refused."""
+        reader, writer = cl.connect(db), cl.connect(db)
+        try:
+            with reader.cursor() as r, writer.cursor() as w:
+                r.execute(CAPACITY, ("stats",))
+                table = capacity_of(r.fetchall())
+                r.execute(IDS_OF, ("idgen",))
+                before = r.fetchone()[0]
+                try:
+                    w.execute("BEGIN; SELECT count(idgen_next()) FROM generate_series(1, 100)")
+                finally:
+                    w.execute("ROLLBACK")
+                r.execute(IDS_OF, ("idgen",))
+                after = r.fetchone()[0]
+                r.execute(CAPACITY, ("stats",))
+                if table is not None and capacity_of(r.fetchall()) == table:
+                    published_at_end(before, after, 100, where)
+        except psycopg2.Error:
+            return
+        finally:
+            cl.close_all([reader, writer], db)
 
     def stats_table(self, c, db):
         """c's table of statistics in idgen_capacity: (overflows, the

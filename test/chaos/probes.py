@@ -9,7 +9,7 @@ import psycopg2
 import objectids
 from flaws import GENERATES, try_sql
 from hostile import idgen_dbs
-from answers import horizon_warned, input_judged, standby_refused
+from answers import horizon_warned, input_judged, refused_with, standby_refused
 from layouts import BUILTIN, Layout, default_layout, epoch_date_ms
 
 # a timestamptz of Unix ms, exact for every ms of the layouts' ranges
@@ -69,6 +69,12 @@ UNKNOWN = [
 
 # README's answers that need no layout: the encodings' edges and the
 # letters base32 reads as digits, objectid's text and bytes.
+# docs/guarantees.md, Rows copied in without idgen's objects: a time ahead
+# of idgen's clock by more than any bound (an hour at most) is refused as
+# the caller's (22023), before any mark moves
+RESUME_AHEAD = ("SELECT idgen_resume_after(now() + interval '1 millisecond' * ((SELECT setting::bigint"
+                " FROM pg_settings WHERE name = 'idgen.clock_offset_ms') + 7200000))", refused_with("22023"))
+
 EXACT = [
     ("SELECT idgen_encode(0)", "0000000000000"), ("SELECT idgen_encode(0, 'base62')", "00000000000"),
     ("SELECT idgen_encode(9223372036854775807)", "7ZZZZZZZZZZZZ"),
@@ -162,7 +168,7 @@ def input_calls(settings):
     """The calls past the ranges, EXACT, and the edges of the binary
     built-in layouts and of idgen's own under the server's settings (by
     name, and without)."""
-    calls = [(sql, REFUSED) for sql in GENERATING_OUT_OF_RANGE] + \
+    calls = [(sql, REFUSED) for sql in GENERATING_OUT_OF_RANGE] + [RESUME_AHEAD] + \
         [(sql, DATA_REFUSED) for sql in OUT_OF_RANGE] + [(sql, UNKNOWN_REFUSED) for sql in UNKNOWN] + EXACT + \
         objectids.calls()
     for name, (epoch_ms, tick, radix, fields, widths) in sorted(BUILTIN.items()):
@@ -242,6 +248,7 @@ class Probes:
                 self.horizon_warns(conn, cur, where)
         finally:
             cl.close_all([conn], db)
+        self.stats_at_rollback(cl, db, where)
 
     def horizon_warns(self, conn, cur, where):
         """The horizon taken in each isolation level (where it answers),
