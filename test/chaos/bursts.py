@@ -9,6 +9,7 @@ import re
 import psycopg2
 
 from answers import decoded_alike
+from diagnostics import refusal_coded
 from clients import LOST, normalize, run_clients
 from counts import Counts
 from invariants import (above, block_whole, connection_kept, hidden, in_time, increasing, known_layout,
@@ -354,4 +355,5 @@ class Bursts(Counts):
         elif killed is not None and code in ("57P01", "57P02", "57P03", "08006", "08003"):
             self.refusals["terminated by our SIGKILL"] += 1
         else:
+            refusal_coded(self.error_codes, code, msg, where)
             self.refusals["%s %s" % (code, normalize(msg))] += 1

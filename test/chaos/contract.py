@@ -6,6 +6,7 @@ the current version as after an update from an older one, a restore or
 pg_upgrade (sql/idgen.sql: the install script and the update scripts
 agree); and the settings are declared as README's Settings table says."""
 
+import os
 import re
 
 from hostile import idgen_dbs
@@ -135,6 +136,31 @@ def readme_settings(readme):
             table[name] = (context, None if default == "none" else default,
                            (bounds.group(1), bounds.group(2)) if bounds else None)
     return table
+
+
+# docs/troubleshooting.md: an error in bold, code quoted, and its SQLSTATE
+TROUBLE = re.compile(r"\*\*`([^`]+)`[^*]*\*\* \(SQLSTATE `([0-9A-Z]{5})`")
+
+
+def troubleshooting_codes(text):
+    """[(pattern of the message's beginning, SQLSTATE)] of
+    docs/troubleshooting.md's errors: N stands for a number, … for
+    anything."""
+    codes = []
+    for message, code in TROUBLE.findall(re.sub(r"\n +", " ", text)):
+        parts = [re.escape(part) for part in re.split(r"\bN\b|…", message)]
+        pattern = "".join(p + (r"(?:-?\d+|.*?)" if i < len(parts) - 1 else "") for i, p in enumerate(parts))
+        codes.append((re.compile(pattern), code))
+    return codes
+
+
+def documented():
+    """README's settings and docs/troubleshooting.md's SQLSTATEs."""
+    top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with open(os.path.join(top, "README.md")) as f:
+        settings = readme_settings(f.read())
+    with open(os.path.join(top, "docs", "troubleshooting.md")) as f:
+        return settings, troubleshooting_codes(f.read())
 
 
 class Contract:

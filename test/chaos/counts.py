@@ -10,7 +10,8 @@ import psycopg2
 
 from clients import normalize
 from answers import (counted, counted_short, drops_counted, given_up_idle_first, published_at_end, stats_columns,
-                     stats_times_told, worker_kept)
+                     worker_kept)
+from diagnostics import stats_times_told
 from layouts import BUILTIN, builtin, default_layout, epoch_date_ms
 from params import DBS
 

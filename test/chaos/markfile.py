@@ -6,7 +6,7 @@ sees one version of it."""
 
 import os
 
-from answers import clock_hint_told, folded_passed_only
+from diagnostics import clock_hint_told, folded_passed_only
 from clients import now_ms
 from hostile import idgen_dbs
 

@@ -10,7 +10,7 @@ synchronous standby may be cut off) and no database keeps it."""
 
 import psycopg2
 
-from answers import nodes_judged
+from diagnostics import nodes_judged
 from hostile import idgen_dbs
 from layouts import epoch_date_ms
 from params import MAX_NODE_SETTING
@@ -66,19 +66,23 @@ class NodeCheck:
         return want
 
     def expected_problems(self, order, listed):
-        """{conninfo: whether it has a problem}."""
+        """{conninfo: the kinds of problem it has (diagnostics.NODE_PROBLEMS)}."""
         usable = [ci for ci in order if not isinstance(node_of(listed[ci][1]), str)]
         first = listed[usable[0]][1] if usable else {}
         want = {}
         for ci in order:
             s = listed[ci][1]
             node = node_of(s)
+            if isinstance(node, str):
+                want[ci] = {"node"}
+                continue
             clash = [o for o in usable if o != ci and node_of(listed[o][1]) == node and
                      not self.related(listed[ci], listed[o])]
-            differs = ci in usable and (
-                int(s.get("node_bits", 10)) != int(first.get("node_bits", 10)) or
-                epoch_date_ms(s.get("epoch", "2024-01-01")) != epoch_date_ms(first.get("epoch", "2024-01-01")))
-            want[ci] = isinstance(node, str) or differs or bool(clash)
+            want[ci] = {kind for kind, wanted in (
+                ("bits", int(s.get("node_bits", 10)) != int(first.get("node_bits", 10))),
+                ("epoch", epoch_date_ms(s.get("epoch", "2024-01-01")) !=
+                 epoch_date_ms(first.get("epoch", "2024-01-01"))),
+                ("clash", bool(clash))) if wanted}
         return want
 
     def check_nodes(self):

@@ -4,8 +4,9 @@ marks folded at startup, idgen_check_nodes() and idgen_stats' times."""
 
 import unittest
 
-from answers import (FRESH_NODE, NO_FRESH_NODE, clock_hint_told, folded_passed_only, nodes_judged,
-                     stats_times_told, time_end_ms)
+from contract import documented
+from diagnostics import (FRESH_NODE, NO_FRESH_NODE, clock_hint_told, folded_passed_only, nodes_judged,
+                         refusal_coded, stats_times_told, time_end_ms)
 from invariants import Violation
 from layouts import builtin, default_layout, epoch_date_ms
 
@@ -28,13 +29,17 @@ class Answers(unittest.TestCase):
             folded_passed_only({("*", 0): NOW}, {("*", 0): NOW + 9000}, NOW, "here")
 
     def test_check_nodes_flags_what_it_should(self):
-        want, columns = {"a": False, "b": True}, {"a": (1, 4, "2024-01-01", False, "setting"),
-                                                  "b": (None, 4, "2024-01-01", False, "setting")}
-        names = {"a": "A", "b": "B"}
-        good = [("a", None, 1, 4, "2024-01-01", False, "setting"), ("b", "node id unset", None, 4, None, False, None)]
+        want, columns = {"a": set(), "b": {"node"}, "c": {"bits"}}, {
+            "a": (1, 4, "2024-01-01", False, "setting"), "b": (None, 4, "2024-01-01", False, "setting"),
+            "c": (2, 5, "2024-01-01", False, "setting")}
+        names = {"a": "A", "b": "B", "c": "C"}
+        good = [("a", None, 1, 4, "2024-01-01", False, "setting"),
+                ("b", "idgen.node_id is not set", None, 4, None, False, None),
+                ("c", "idgen.node_bits is 5, but 4 on A", 2, 5, "2024-01-01", False, "setting")]
         nodes_judged(good, want, columns, names, "here")
-        for bad in ([good[0], ("b", None) + good[1][2:]], [("a", "clash") + good[0][2:], good[1]],
-                    [("a", None, 1, 5, "2024-01-01", False, "setting"), good[1]], good[:1]):
+        for bad in ([good[0], ("b", None) + good[1][2:], good[2]], [("a", "x is also used by C") + good[0][2:]] + good[1:],
+                    [("a", None, 1, 5, "2024-01-01", False, "setting")] + good[1:], good[:2],
+                    good[:2] + [("c", "idgen.epoch is 2024-01-02, but 2024-01-01 on A") + good[2][2:]]):
             self.assertRaises(Violation, nodes_judged, bad, want, columns, names, "here")
 
     def test_stats_times_are_the_layouts(self):
@@ -47,3 +52,15 @@ class Answers(unittest.TestCase):
         for row in (("idgen", 1, left + 3600000, None, None), ("idgen", 1, left, NOW + 990, 40000)):
             with self.assertRaisesRegex(Violation, "stats times"):
                 stats_times_told([row], layouts, (NOW, NOW + 40000), "here")
+
+    def test_errors_keep_the_sqlstate_troubleshooting_gives(self):
+        codes = documented()[1]
+        self.assertGreaterEqual(len(codes), 14)
+        clock = "system clock is 12000 ms behind the time of the newest idgen ID\nDETAIL:  ..."
+        other = ('database "db1" holds idgen IDs of another cluster (system identifier 7), whose high-water marks'
+                 " this server does not have")
+        refusal_coded(codes, "58000", clock, "here")
+        refusal_coded(codes, "55000", other, "here")
+        refusal_coded(codes, "22012", "division by zero", "here")
+        for code, message in (("55000", clock), ("22023", other), ("XX000", 'idgen layout "x" does not exist')):
+            self.assertRaises(Violation, refusal_coded, codes, code, message, "here")

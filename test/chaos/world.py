@@ -31,7 +31,8 @@ from redefines import Redefines
 from params import CURRENT, DBS
 from etcd_ops import EtcdRegistry
 from answers import request_taken
-from contract import Contract, readme_settings
+from diagnostics import refusal_coded
+from contract import Contract, documented
 from flaws import Flaws
 from hostile import Hostile
 from registry import Registry
@@ -103,8 +104,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
         self.nodes_checked = 0      # idgen_check_nodes() calls judged
         self.schemas_checked = 0    # databases whose idgen matched a fresh install (Contract)
         self.schema_ref = None
-        with open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")) as f:
-            self.readme_settings = readme_settings(f.read())
+        self.readme_settings, self.error_codes = documented()
         # (group, leased node id, node_bits) -> {server: largest ID it made under it}
         self.lease_tops = collections.defaultdict(dict)
         self.holder = {}            # leased node id -> (server seen holding it, step)
@@ -196,6 +196,8 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
             if isinstance(e, psycopg2.Error) and op["op"] in TAKEN and not op.get("ends_in_ms") and \
                     self.live(op["c"]):
                 self.found_mid_op(request_taken, op, e.pgcode, str(e), "%s at step %d" % (op["c"], self.step))
+            if isinstance(e, psycopg2.Error) and e.pgcode:
+                self.found_mid_op(refusal_coded, self.error_codes, e.pgcode, str(e), "%s, step %d" % (op["op"], self.step))
             self.op_errors["%s: %s" % (op["op"], normalize(str(e)))] += 1
             done = True
         if done is False:
