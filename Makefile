@@ -68,7 +68,7 @@ DATA = sql/idgen--1.0.sql sql/idgen--1.0--1.1.sql sql/idgen--1.1--1.2.sql sql/id
 DATA_built = sql/idgen--$(IDGEN_VERSION).sql
 PGFILEDESC = "idgen - unique, time-ordered 64-bit IDs"
 
-REGRESS = next decode layouts layouts_next layouts_custom guc encode uuidv7 objectid_io objectid_ops objectid_gen objectid_index multinode multinode_adopt privileges limits mark_wal pgedge partitions next_block nulls horizon stats node_lease
+REGRESS = next decode layouts layouts_next layouts_custom guc encode uuidv7 objectid_io objectid_ops objectid_gen objectid_index multinode multinode_adopt privileges limits mark_wal pgedge partitions next_block nulls horizon stats node_lease errcodes
 # Tests in test/sql, test/expected, test/specs; results in ./results and
 # ./output_iso (ignored), not beside the tests.
 REGRESS_OPTS = --inputdir=test --temp-instance=./tmp_check --temp-config=test/idgen.conf \
