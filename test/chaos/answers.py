@@ -273,6 +273,31 @@ def slots_full_counted(before, after, sessions, where):
                     " and idgen_capacity counted no backend without one" % (where, sessions, before[1], before[2]))
 
 
+def regressions_per_incident(regressions, sessions, where, slack=3):
+    """docs/guarantees.md, The clock steps back while running: a regression
+    is counted once per incident, not per ID.  With the clock still during
+    a burst each session's state of a layout meets one at most (a state
+    recycled or a layout redefined meanwhile may make two or three).
+    regressions: idgen_stats' clock_regressions by layout; sessions: how
+    many of the burst's sessions called each; slack: what a layout may have
+    besides.  A session held across one clock step: one at most."""
+    for name, n in sorted(regressions.items()):
+        if n > 3 * sessions.get(name, 0) + slack:
+            raise Violation("regressions overcounted", name, "%s: idgen_stats counts %d clock regressions of"
+                            " layout %s in a burst of %d sessions calling it" % (where, n, name, sessions.get(name, 0)))
+
+
+def marks_full_counted(layouts, table, where):
+    """README, idgen_capacity: overflows counts how often an entry was
+    wanted when none was free.  Each layout that generated in one burst
+    holds a mark of its own or shares one, so of n layouts at least n
+    minus the table's capacity found none.  table: (overflows, in_use,
+    capacity) of marks after the burst."""
+    if table is not None and table[0] < len(layouts) - table[2]:
+        raise Violation("marks overflow uncounted", None, "%s: %d layouts generated in one burst, the table of marks holds"
+                        " %d, and idgen_capacity counts %d overflows" % (where, len(layouts), table[2], table[0]))
+
+
 def worker_kept(rows, where):
     """idgen_workers has one row per claimed worker id: one whose backend
     has exited was never given back.  rows: (pid, worker_id) of those."""

@@ -156,6 +156,7 @@ class Bursts(Counts):
         and whether it restarted (a backend may have exited before)."""
         if not kill:
             return None, False
+        self.epoch_later_run.discard(kill["c"])     # a crash starts idgen anew
         cl = self.clusters[kill["c"]]
         if kill["what"] == "postmaster":
             if kill.get("set"):
@@ -331,6 +332,7 @@ class Bursts(Counts):
         it should have been ridden out; past it, its hint says the way out
         (MarkFile.check_clock_hint)."""
         behind = clock_behind_refused(res["error"][1])
+        self.check_epoch_named(res)
         if behind is not None and behind > view["regression"]:
             self.check_clock_hint(res, view, behind)
         if behind is None or behind > view["regression"] or not self.live(res["c"]):

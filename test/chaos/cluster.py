@@ -90,6 +90,7 @@ class Cluster:
         self.running = False
         self.from_backup = False    # made by pg_basebackup: it replayed marks
         self.start_clock_ms = 0
+        self.unpolled = False       # no idgen_horizon() taken here, not even by the probes
 
     # -- creation
     def create(self, template):

@@ -9,8 +9,9 @@ import time
 import psycopg2
 
 from clients import normalize
-from answers import (counted, counted_short, drops_counted, given_up_idle_first, published_at_end, stats_columns,
-                     worker_kept)
+from invariants import increasing
+from answers import (counted, counted_short, drops_counted, given_up_idle_first, marks_full_counted, published_at_end,
+                     regressions_per_incident, stats_columns, worker_kept)
 from diagnostics import stats_times_told
 from layouts import BUILTIN, builtin, default_layout, epoch_date_ms
 from params import DBS
@@ -25,6 +26,11 @@ STATS_TIMES = ("SELECT layout, count(*) OVER (PARTITION BY layout), extract(epoc
                "extract(epoch FROM mark) * 1000, mark_lead_ms FROM idgen_stats")
 SETTINGS = ("SELECT name, setting FROM pg_settings WHERE name IN "
             "('idgen.epoch', 'idgen.node_bits', 'idgen.clock_offset_ms')")
+# what a session held across a clock step makes before and after it
+UUIDV7_CALL = ("uuidv7", None, 1, 100)
+NEXT_CALL = ("next", None, 1, 1)
+OWN_REGRESSIONS = "SELECT sum(clock_regressions) FROM idgen_workers WHERE pid = pg_backend_pid()"
+REGRESSIONS = "SELECT layout, sum(clock_regressions) FROM idgen_stats GROUP BY layout"
 IDS_OF = "SELECT coalesce(sum(ids), 0) FROM idgen_stats WHERE layout = %s"
 WORKER_ROWS = "SELECT pid, worker_id FROM idgen_workers WHERE NOT is_shared"
 # a table of idgen_capacity by name: (overflows, in_use, capacity)
@@ -47,7 +53,7 @@ class Counts:
             except psycopg2.Error:
                 continue
             self.counts[c] = {"db": db, "expected": collections.Counter(), "unknown": set(),
-                              "table": self.stats_table(c, db), "order": collections.defaultdict(list),
+                              "table": self.stats_table(c, db), "order": collections.defaultdict(list), "anonymous": set(),
                               "reset_at": reset_at}
             return
 
@@ -59,6 +65,8 @@ class Counts:
         name = "idgen" if layout_name is None else layout_name
         if "client" in res:
             counts["order"][res["client"]].append(name)
+        else:
+            counts["anonymous"].add(name)
         if res["error"] is not None:
             counts["unknown"].add(name)     # it may have made IDs it did not hand out
         else:
@@ -86,6 +94,18 @@ class Counts:
             columns = []        # idgen_stats of an older version
         stats_columns(columns, counts["reset_at"], time.time(), where)
         self.stats_times(c, counts["db"], where)
+        try:
+            marks = capacity_of(self.clusters[c].query(counts["db"], CAPACITY, ("marks",)))
+        except psycopg2.Error:
+            marks = None
+        marks_full_counted([n for n, k in counts["expected"].items() if k], marks, where)
+        try:
+            regressions = dict(self.clusters[c].query(counts["db"], REGRESSIONS))
+        except psycopg2.Error:
+            regressions = {}
+        sessions = collections.Counter(n for names in counts["order"].values() for n in set(names))
+        regressions_per_incident({n: int(k) for n, k in regressions.items() if n not in counts["anonymous"]},
+                                 sessions, where)
         counted(counts["expected"], got, counts["unknown"], where, at_most)
         if at_most:
             given_up_idle_first(counts["order"], counts["expected"], got, counts["unknown"], where)
@@ -131,6 +151,30 @@ class Counts:
             return
         finally:
             cl.close_all([reader, writer], db)
+
+    def across_step_before(self, c, db, conn):
+        """Before a reload that may step the clock: a session held across it
+        makes UUIDv7s and an ID (across_step_after)."""
+        self.held_call(c, db, conn, NEXT_CALL)
+        return self.held_call(c, db, conn, UUIDV7_CALL)
+
+    def across_step_after(self, c, db, conn, before, settings):
+        """After the step: its UUIDv7s increase across it (README:
+        increasing within a backend), and of the 100 IDs it makes then, a
+        clock behind its last is one regression, counted once in the views
+        (docs/guarantees.md, The clock steps back while running)."""
+        after = self.held_call(c, db, conn, UUIDV7_CALL)
+        self.held_call(c, db, conn, NEXT_CALL[:3] + (100,))
+        try:
+            with conn.cursor() as cur:
+                cur.execute(OWN_REGRESSIONS)
+                rows = cur.fetchall()
+        except psycopg2.Error:
+            rows = []
+        conn.close()
+        where = "%s/%s, one session before and after a reload with %s" % (c, db, settings)
+        increasing(before[-1:] + after[:1], "uuidv7", "%x", where)
+        regressions_per_incident({"idgen": int(rows[0][0])} if rows else {}, {"idgen": 0}, where, slack=1)
 
     def stats_table(self, c, db):
         """c's table of statistics in idgen_capacity: (overflows, the

@@ -148,3 +148,15 @@ def refusal_coded(codes, code, message, where):
         if pattern.match(first) and code != documented:
             raise Violation("refusal miscoded", None, "%s: %s %s, where docs/troubleshooting.md gives %s"
                             % (where, code, first, documented))
+
+
+CLOCK_BEHIND = "system clock is "
+
+
+def epoch_named(message, where):
+    """A refusal of idgen's layout in a server run that began with
+    idgen.epoch moved later than IDs it had issued: it names the epoch,
+    and never says the clock fell behind (the clock did not move)."""
+    if message.startswith(CLOCK_BEHIND):
+        raise Violation("refusal misnamed", "idgen", "%s: %s, in a run that moved idgen.epoch later than the"
+                        " server's IDs" % (where, message.strip().splitlines()[0]))

@@ -186,7 +186,7 @@ class Drills:
         def ids():
             return {"op": "burst", "kill": None,
                     "clients": [{"c": c, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]}
-        ops = [{"op": "cluster", "c": c, "set": s, "dbs": [db]},
+        ops = [{"op": "cluster", "c": c, "set": s, "dbs": [db], "unpolled": True},
                {"op": "reload", "c": c, "set": ahead, "poll": False}, ids(),
                {"op": "restart", "c": c, "mode": self.r.choice(["fast", "immediate"]), "set": moved},
                ids(), {"op": "restart", "c": c, "mode": "fast", "set": s, "poll": False}, ids(),

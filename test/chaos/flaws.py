@@ -212,16 +212,16 @@ UNSHARED = [("decode js53", "SELECT (idgen_decode(1, 'js53')).ts"), ("objectid",
 PROBES = GENERATES + READS_LAYOUT + HORIZONS + VIEWS + UNSHARED
 
 
-def start_flaw(rng, dbs):
-    """A flaw a start may have (Forms.flaw_forms), from four groups alike
-    likely: of settings the default layout depends on, of the others, of
-    the mark file, and idgen not preloaded; and the database of dbs it is
-    probed in."""
+def start_flaw(rng, dbs, k):
+    """The kth flaw a start may have (Forms.flaw_forms), from four groups
+    in turn, so that a short run has each: of settings the default layout
+    depends on, of the others, of the mark file, and idgen not preloaded;
+    and the database of dbs it is probed in."""
     settings = [{"setting": n, "value": v} for n, v in FLAWED_SETTINGS if n in STARTUP_SETTINGS]
     groups = [[f for f in settings if f["setting"] in LAYOUT_SETTINGS],
               [f for f in settings if f["setting"] not in LAYOUT_SETTINGS], [{"marks": how} for how in sorted(GARBLES)],
               [{"unloaded": True}]]
-    return dict(rng.choice(rng.choice(groups)), db=rng.choice(dbs))
+    return dict(rng.choice(groups[k % len(groups)]), db=rng.choice(dbs))
 
 
 class Flaws:

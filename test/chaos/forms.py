@@ -99,13 +99,17 @@ class Forms:
             # take from the margin by which the clock is behind the IDs
             if fits(op["set"]) and op["set"]["clock_offset_ms"] >= m["clock_offset_ms"] \
                     and side.random() < FLAWED_STARTS:
-                op["flawed_start"] = start_flaw(side, self.dbs(op["c"], CURRENT))
+                op["flawed_start"] = self.next_start_flaw(side, self.dbs(op["c"], CURRENT))
             # a drill's restart checks what came before it, which a resume
             # would raise past
             if not (op.get("drill") or op.get("part")) and side.random() < RESUMED_RESTARTS:
                 op["resumed_in"] = side.choice(self.dbs(op["c"], CURRENT))
-        if op["op"] == "cluster" and side.random() < RESTARTED_CLUSTERS:
+        if op["op"] == "cluster" and not op.get("unpolled") and side.random() < RESTARTED_CLUSTERS:
             self.restart_after(op, side)
+
+    def next_start_flaw(self, side, dbs):
+        self.start_flaws += 1
+        return start_flaw(side, dbs, self.start_flaws - 1)
 
     def plain_restart(self, op):
         """A fast restart of a primary that does not lease, with a database
@@ -113,8 +117,7 @@ class Forms:
         return op["mode"] == "fast" and self.clusters[op["c"]]["role"] == "primary" and not self.leasing(op["c"]) \
             and self.dbs(op["c"], CURRENT)
 
-    @staticmethod
-    def restart_after(op, side):
+    def restart_after(self, op, side):
         """A new server that does not lease, once its databases are made,
         restarted fast with its settings: started once with a flaw first
         (flaws.py), or after README's step after an unseen load
@@ -127,7 +130,7 @@ class Forms:
             return
         then = {"c": op["c"]}
         if fits(s) and side.random() < 1 / 2:
-            then["flawed_start"] = start_flaw(side, op["dbs"])
+            then["flawed_start"] = self.next_start_flaw(side, op["dbs"])
         if "flawed_start" not in then or side.random() < 1 / 2:
             then["resumed_in"] = side.choice(op["dbs"])
         op["then_restart"] = then

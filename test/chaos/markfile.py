@@ -6,7 +6,8 @@ sees one version of it."""
 
 import os
 
-from diagnostics import clock_hint_told, folded_passed_only
+from diagnostics import clock_hint_told, epoch_named, folded_passed_only
+from layouts import epoch_date_ms
 from clients import now_ms
 from hostile import idgen_dbs
 
@@ -67,11 +68,31 @@ NO_MARK_SHARED = "SELECT overflows = 0 FROM idgen_capacity WHERE name = 'marks'"
 
 
 class MarkFile:
-    def restarted(self, c, before):
-        """Once a server restarted: its marks before (read_marks), to
-        compare with once idgen next writes its file (check_folds)."""
+    def before_restart(self, c):
+        """What restarted() compares with: idgen_hwm's marks, idgen.epoch."""
         cl = self.clusters[c]
-        self.fold_pending[c] = (cl, before, now_ms(), idgen_now(cl, "postgres"))
+        return read_marks(cl), cl.settings.get("epoch")
+
+    def restarted(self, c, before):
+        """Once a server restarted: its marks before, to compare with once
+        idgen next writes its file (check_folds); and whether idgen.epoch
+        moved later than marks of idgen's layout it kept, which its
+        refusals must then name (check_epoch_named)."""
+        cl = self.clusters[c]
+        marks, epoch = before
+        start = idgen_now(cl, "postgres")
+        self.fold_pending[c] = (cl, marks, now_ms(), start)
+        moved = epoch_date_ms(cl.settings["epoch"]) - epoch_date_ms(epoch) if epoch and cl.settings.get("epoch") else 0
+        self.epoch_later_run.discard(c)
+        if moved > 0 and start is not None and any(m[0] == DEFAULT and m[2] + moved > start for m in marks or []):
+            self.epoch_later_run.add(c)
+
+    def check_epoch_named(self, res):
+        """docs/guarantees.md, idgen.epoch changed between restarts: moving
+        it later is refused, naming idgen.epoch, until the clock passes the
+        IDs issued before; not as a clock that fell behind."""
+        if res["c"] in self.epoch_later_run and (res["call"][1] or DEFAULT) == DEFAULT:
+            epoch_named(res["error"][1], "%s/%s %s" % (res["c"], res["db"], res["text"]))
 
     def check_folds(self):
         """After a restart, once idgen wrote its file again: marks that bind

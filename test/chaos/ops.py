@@ -84,6 +84,7 @@ class Model(Choices, Forms, Drills, GenDrills, LeaseDrills, EtcdDrills, Applying
         self.used_nodes = set()
         self.serial = 0
         self.edge_calls = 0         # calls drawn: Choices.edge_block's salt
+        self.start_flaws = 0        # flawed starts drawn: their group in turn
         self.queue = self.setup_ops()
         # Every run has each drill early, however short it is.
         self.steps = 0

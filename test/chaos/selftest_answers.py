@@ -4,8 +4,9 @@ marks folded at startup, idgen_check_nodes() and idgen_stats' times."""
 
 import unittest
 
+from answers import marks_full_counted, regressions_per_incident
 from contract import documented
-from diagnostics import (FRESH_NODE, NO_FRESH_NODE, clock_hint_told, folded_passed_only, nodes_judged,
+from diagnostics import (FRESH_NODE, NO_FRESH_NODE, clock_hint_told, epoch_named, folded_passed_only, nodes_judged,
                          refusal_coded, stats_times_told, time_end_ms)
 from invariants import Violation
 from layouts import builtin, default_layout, epoch_date_ms
@@ -64,3 +65,24 @@ class Answers(unittest.TestCase):
         refusal_coded(codes, "22012", "division by zero", "here")
         for code, message in (("55000", clock), ("22023", other), ("XX000", 'idgen layout "x" does not exist')):
             self.assertRaises(Violation, refusal_coded, codes, code, message, "here")
+
+    def test_counts_of_full_marks_and_regressions(self):
+        marks_full_counted(["a"] * 70, (6, 64, 64), "here")
+        self.assertRaises(Violation, marks_full_counted, [str(i) for i in range(70)], (1, 64, 64), "here")
+        regressions_per_incident({"idgen": 9, "js53": 0}, {"idgen": 2}, "here")
+        self.assertRaises(Violation, regressions_per_incident, {"idgen": 1000}, {"idgen": 2}, "here")
+
+    def test_an_epoch_moved_later_is_named(self):
+        epoch_named("cannot generate idgen IDs because idgen.epoch was moved later", "here")
+        self.assertRaises(Violation, epoch_named, "system clock is 86400000 ms behind the time of the newest idgen ID",
+                          "here")
+
+    def test_no_two_parts_of_the_world_define_one_method(self):
+        # a method of one mixin silently hides another's of the same name
+        from world import World
+        owners = {}
+        for part in World.__mro__[1:-1]:
+            for name, value in vars(part).items():
+                if callable(value) and not name.startswith("__"):
+                    owners.setdefault(name, []).append(part.__name__)
+        self.assertEqual({n: o for n, o in owners.items() if len(o) > 1}, {})

@@ -18,10 +18,10 @@ from adopts import Adopts
 from bursts import Bursts
 from clients import create_extension, normalize, now_ms
 from cluster import Cluster, as_user, user_dir
-from invariants import Violation, increasing, lease_kept, no_crash
+from invariants import Violation, lease_kept, no_crash
 from layouts import FAMILIES, epoch_date_ms
 from leases import Leases
-from markfile import MarkFile, read_marks
+from markfile import MarkFile
 from nodecheck import NodeCheck
 from lineage import Lineage
 from ops import Model
@@ -66,8 +66,6 @@ LEASE_CHECK_AFTER = {"cluster", "clone", "restart", "registry_start", "thaw", "s
 
 # The longest a pause waits for a server's clock to pass its line's IDs.
 PAST_WAIT_MS = 60000
-# what a session held across a clock step makes before and after it
-UUIDV7_CALL = ("uuidv7", None, 1, 100)
 
 
 class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, MarkFile, NodeCheck, Outbox, Probes,
@@ -114,7 +112,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
         self.etcd_held = ({}, 0)        # {server: node id held} when an etcd member failed, the step
         self.lease_refusals = 0         # calls refused for want of a lease then
         self.before_outage = (None, {})     # (the registry stopped, {server: node id it held})
-        self.fold_pending = {}      # server -> (its Cluster, idgen_hwm's marks, the time) before a restart
+        self.fold_pending, self.epoch_later_run = {}, set()     # MarkFile's: restarts to check, epochs moved
         self.table_epoch = {}           # server -> the idgen.epoch of one table's IDs loaded into it
         # the leasing servers' idgen.epoch, under which the checker holds its leases
         self.lease_epoch_ms = epoch_date_ms(Model.lease_settings()["epoch"])
@@ -237,6 +235,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
 
     def do_cluster(self, op):
         cl = self.new_cluster(op["c"], op["set"])
+        cl.unpolled = op.get("unpolled", False)
         self.clusters[op["c"]] = cl
         self.role[op["c"]] = "primary"
         self.lineage[op["c"]] = Lineage()
@@ -272,7 +271,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
         keep = self.lease_of(c) if op["mode"] == "fast" and self.all_held(c) else None
         gids = self.prepare_held(c, op["prepared"]) if op.get("prepared") else []
         resumed = op.get("resumed_in") and self.resume_before_restart(c, op["resumed_in"])
-        marks = read_marks(cl)
+        before = self.before_restart(c)
         self.stop_releasing(c, op["mode"])
         self.lineage[c].frontier.new_run()
         if op.get("flawed_start"):
@@ -281,7 +280,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
         cl.start()
         self.touch(c)
         if not op.get("flawed_start"):
-            self.restarted(c, marks)
+            self.restarted(c, before)
         if resumed and not op.get("flawed_start"):
             self.resumed(c, op["resumed_in"])
         if gids:
@@ -294,25 +293,21 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
 
     def do_reload(self, op):
         """New settings, a clock step among them; with "held", a session of
-        that database makes UUIDv7s before and after, which must increase
-        across the step (README: increasing within a backend)."""
+        that database generates before and after (Counts.across_step_after)."""
         c = op["c"]
         if not self.live(c):
             return False
         self.touch(c)
         cl = self.clusters[c]
         held = cl.connect(op["held"]) if op.get("held") else None
-        before = self.held_call(c, op["held"], held, UUIDV7_CALL) if held else []
+        before = self.across_step_before(c, op["held"], held) if held else []
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.reload()
         self.wait_setting(cl, "idgen.clock_offset_ms", op["set"]["clock_offset_ms"] + cl.base_offset_ms)
         time.sleep(op.get("then_ms", 0) / 1000.0)      # nothing happens a while
         self.touch(c)
         if held:
-            after = self.held_call(c, op["held"], held, UUIDV7_CALL)
-            held.close()
-            increasing(before[-1:] + after[:1], "uuidv7", "%x", "%s/%s, one session before and after"
-                       " a reload with %s" % (c, op["held"], op["set"]))
+            self.across_step_after(c, op["held"], held, before, op["set"])
 
     def note_capacity(self, c):
         """Which tables of shared memory have been full in the server's run
