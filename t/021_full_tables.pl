@@ -100,8 +100,8 @@ is($jump->safe_psql('postgres', q(
 my @warned = slurp_file($jump->logfile, $log_offset) =~ /WARNING:  table of idgen high-water marks is full/g;
 is(scalar @warned, 1, 'filling the table is logged, once');
 ($ret, $out, $err) = $jump->psql('postgres', q(
-	SELECT capacity, in_use >= 60, overflows > 0 FROM idgen_capacity WHERE name = 'marks'));
-is("$out$err", '64|t|t', 'and counted in idgen_capacity');
+	SELECT capacity, in_use >= 60, overflows >= 70 - capacity FROM idgen_capacity WHERE name = 'marks'));
+is("$out$err", '64|t|t', 'and counted in idgen_capacity: each of the layouts that found no entry');
 
 # The clock back, and node 2, which never generated: every layout at once.
 restart_with($jump, 'idgen.node_id = 2');

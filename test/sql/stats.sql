@@ -101,3 +101,13 @@ SELECT name, setting,
        in_use BETWEEN 0 AND capacity AS in_use_ok,
        overflows >= 0 AND (overflows = 0) = (last_overflow IS NULL) AS overflows_ok
 FROM idgen_capacity ORDER BY name;
+
+-- the clock 3 s back: IDs ride it out on logical time, and that is one
+-- regression, counted once however many IDs are made while behind
+SELECT idgen_stats_reset();
+SELECT idgen_next() > 0 AS before_the_step;
+SET idgen.clock_offset_ms = -3000;
+SELECT count(idgen_next()) FROM generate_series(1, 1000);
+SELECT clock_regressions, clock_behind FROM idgen_workers WHERE pid = pg_backend_pid();
+SELECT clock_regressions FROM idgen_stats WHERE layout = 'idgen';
+RESET idgen.clock_offset_ms;
