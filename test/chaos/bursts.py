@@ -4,12 +4,11 @@ checked (invariants.py) against the database's layouts, the server's
 lineage and idgen_stats."""
 
 import collections
-import re
 
 import psycopg2
 
 from answers import decoded_alike
-from diagnostics import refusal_coded
+from diagnostics import CLOCK_REFUSAL, refusal_coded
 from clients import LOST, normalize, run_clients
 from counts import Counts
 from invariants import (above, block_whole, connection_kept, hidden, in_time, increasing, known_layout,
@@ -30,7 +29,6 @@ DECODE_SQL = ("SELECT (extract(epoch FROM d.ts) * 1000)::bigint, d.node_id, d.wo
               "LATERAL idgen_decode(u.id, u.layout) d ORDER BY u.k")
 
 
-CLOCK_REFUSAL = re.compile(r"system clock is (\d+) ms behind the time of the newest idgen ID")
 
 
 def clock_behind_refused(message):

@@ -156,10 +156,14 @@ class Cluster:
             shutil.chown(path, RUN_USER)
 
     # -- running
+    def idgen_clock_ms(self):
+        """idgen's clock under the settings written: this host's, moved by
+        idgen.clock_offset_ms (which write_settings adds base_offset_ms to)."""
+        return time.time() * 1000.0 + int(self.settings.get("clock_offset_ms", 0)) + self.base_offset_ms
+
     def start(self):
         # idgen's clock as it starts, at most: marks it has passed are folded
-        self.start_clock_ms = time.time() * 1000.0 + int(self.settings.get("clock_offset_ms", 0)) + \
-            self.base_offset_ms
+        self.start_clock_ms = self.idgen_clock_ms()
         as_user([self.pg.tool("pg_ctl"), "-D", self.data, "-l", self.log, "-w", "-t", "120", "start"])
         self.running = True
 

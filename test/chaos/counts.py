@@ -53,7 +53,7 @@ class Counts:
             except psycopg2.Error:
                 continue
             self.counts[c] = {"db": db, "expected": collections.Counter(), "unknown": set(),
-                              "table": self.stats_table(c, db), "order": collections.defaultdict(list), "anonymous": set(),
+                              "table": self.capacity(c, db), "order": collections.defaultdict(list), "anonymous": set(),
                               "reset_at": reset_at}
             return
 
@@ -83,26 +83,16 @@ class Counts:
             return
         # an entry given to another definition lost its counts (README,
         # Monitoring): then each count is at most what sessions were handed
-        table = self.stats_table(c, counts["db"])
+        table = self.capacity(c, counts["db"])
         at_most = (table or (None,))[0] != (counts["table"] or (None,))[0]
         got = {name: int(n) for name, n in rows}
         where = "server %s at step %d" % (c, self.step)
         drops_counted(counts["table"], table, counted_short(counts["expected"], got, counts["unknown"]), where)
-        try:
-            columns = self.clusters[c].query(counts["db"], STATS_COLUMNS)
-        except psycopg2.Error:
-            columns = []        # idgen_stats of an older version
-        stats_columns(columns, counts["reset_at"], time.time(), where)
+        stats_columns(self.read(c, counts["db"], STATS_COLUMNS) or [], counts["reset_at"], time.time(), where)
         self.stats_times(c, counts["db"], where)
-        try:
-            marks = capacity_of(self.clusters[c].query(counts["db"], CAPACITY, ("marks",)))
-        except psycopg2.Error:
-            marks = None
-        marks_full_counted([n for n, k in counts["expected"].items() if k], marks, where)
-        try:
-            regressions = dict(self.clusters[c].query(counts["db"], REGRESSIONS))
-        except psycopg2.Error:
-            regressions = {}
+        marks_full_counted([n for n, k in counts["expected"].items() if k], self.capacity(c, counts["db"], "marks"),
+                           where)
+        regressions = dict(self.read(c, counts["db"], REGRESSIONS) or [])
         sessions = collections.Counter(n for names in counts["order"].values() for n in set(names))
         regressions_per_incident({n: int(k or 0) for n, k in regressions.items() if n not in counts["anonymous"]},
                                  sessions, where)
@@ -178,12 +168,17 @@ class Counts:
         own = {"idgen": int(rows[0][0])} if rows and rows[0][0] is not None else {}
         regressions_per_incident(own, {"idgen": 0}, where, slack=1)
 
-    def stats_table(self, c, db):
-        """c's table of statistics in idgen_capacity: (overflows, the
-        definitions' counts it dropped; in_use; capacity), or None where it
-        cannot say."""
+    def capacity(self, c, db, name="stats"):
+        """c's table `name` in idgen_capacity: (overflows, in_use,
+        capacity), or None where it cannot say."""
+        rows = self.read(c, db, CAPACITY, (name,))
+        return capacity_of(rows) if rows is not None else None
+
+    def read(self, c, db, sql, args=None):
+        """The rows of sql on c, or None where it fails (an older
+        version's idgen, say)."""
         try:
-            return capacity_of(self.clusters[c].query(db, CAPACITY, ("stats",)))
+            return self.clusters[c].query(db, sql, args)
         except psycopg2.Error:
             return None
 

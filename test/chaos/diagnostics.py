@@ -108,14 +108,6 @@ def nodes_judged(rows, want, columns, server, where):
                         % (where, ", ".join(sorted(server.values())), server[ci], wrong))
 
 
-def time_end_ms(layout):
-    """When layout's time field runs out: its values, as many as the field
-    and a positive bigint hold, ticks after its epoch."""
-    scale = layout.scale["time"]
-    width = layout.widths[layout.fields.index("time")]
-    return layout.epoch_ms + min(layout.radix ** width, ((1 << 63) - 1) // scale + 1) * layout.tick_ms
-
-
 def stats_times_told(rows, layouts, clocks, where):
     """README, Monitoring: idgen_stats' time_left is until the layout's
     time field runs out, and mark_lead_ms how far its mark is ahead of
@@ -126,7 +118,7 @@ def stats_times_told(rows, layouts, clocks, where):
         layout = layouts.get(name)
         if n != 1 or layout is None or left is None:
             continue
-        end = time_end_ms(layout)
+        end = layout.time_end_ms()
         if end - max(clocks) < 60000:
             continue
         off = min(abs(left - (end - now)) for now in clocks)
@@ -150,13 +142,14 @@ def refusal_coded(codes, code, message, where):
                             % (where, code, first, documented))
 
 
-CLOCK_BEHIND = "system clock is "
+# troubleshooting.md: the refusal for the clock, how far behind it is
+CLOCK_REFUSAL = re.compile(r"system clock is (\d+) ms behind the time of the newest idgen ID")
 
 
 def epoch_named(message, where):
     """A refusal of idgen's layout in a server run that began with
     idgen.epoch moved later than IDs it had issued: it names the epoch,
     and never says the clock fell behind (the clock did not move)."""
-    if message.startswith(CLOCK_BEHIND):
+    if CLOCK_REFUSAL.match(message):
         raise Violation("refusal misnamed", "idgen", "%s: %s, in a run that moved idgen.epoch later than the"
                         " server's IDs" % (where, message.strip().splitlines()[0]))

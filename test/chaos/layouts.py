@@ -71,6 +71,12 @@ class Layout:
             self.scale[field] = scale
             scale *= self.size[field]
 
+    def time_end_ms(self):
+        """When the time field runs out: its values, as many as the field
+        and a positive bigint hold, ticks after the epoch."""
+        width = self.widths[self.fields.index("time")]
+        return self.epoch_ms + min(self.radix ** width, ((1 << 63) - 1) // self.scale["time"] + 1) * self.tick_ms
+
     def has(self, field):
         return field in self.fields
 

@@ -57,12 +57,6 @@ def shared_bound(marks, layout, bits, default_epoch_ms, folded_ms):
     return max(bound) if bound else None
 
 
-def idgen_now(cl, db):
-    """idgen's clock on cl: this host's, moved by idgen.clock_offset_ms."""
-    offset = cl.query(db, "SELECT setting::bigint FROM pg_settings WHERE name = 'idgen.clock_offset_ms'")
-    return now_ms() + offset[0][0] if offset else None
-
-
 # a server's marks table counted no shared mark since it started
 NO_MARK_SHARED = "SELECT overflows = 0 FROM idgen_capacity WHERE name = 'marks'"
 
@@ -80,11 +74,11 @@ class MarkFile:
         refusals must then name (check_epoch_named)."""
         cl = self.clusters[c]
         marks, epoch = before
-        start = idgen_now(cl, "postgres")
+        start = cl.idgen_clock_ms()
         self.fold_pending[c] = (cl, marks, now_ms(), start)
         moved = epoch_date_ms(cl.settings["epoch"]) - epoch_date_ms(epoch) if epoch and cl.settings.get("epoch") else 0
         self.epoch_later_run.discard(c)
-        if moved > 0 and start is not None and any(m[0] == DEFAULT and m[2] + moved > start for m in marks or []):
+        if moved > 0 and any(m[0] == DEFAULT and m[2] + moved > start for m in marks or []):
             self.epoch_later_run.add(c)
 
     def check_epoch_named(self, res):
@@ -106,7 +100,7 @@ class MarkFile:
                 written = os.path.getmtime(os.path.join(cl.data, "idgen_hwm")) * 1000.0 > at
             except OSError:
                 written = True
-            if self.clusters.get(c) is not cl or not self.live(c) or None in (before, start):
+            if self.clusters.get(c) is not cl or not self.live(c) or before is None:
                 del self.fold_pending[c]
             elif written:
                 del self.fold_pending[c]

@@ -150,7 +150,7 @@ def edges(layout, name):
     Reference), idgen_decode() of the largest ID its last tick, and the
     ms outside are refused.  name None: the overloads without one."""
     scale, span = layout.scale["time"], 2 ** layout.widths[0]
-    first, last = layout.epoch_ms, layout.epoch_ms + (span - 1) * layout.tick_ms
+    first, last = layout.epoch_ms, layout.time_end_ms() - layout.tick_ms
     largest = span * scale - 1
     named = "" if name is None else ", '%s'" % name
 

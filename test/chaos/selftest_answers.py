@@ -7,7 +7,7 @@ import unittest
 from answers import marks_full_counted, regressions_per_incident
 from contract import documented
 from diagnostics import (FRESH_NODE, NO_FRESH_NODE, clock_hint_told, epoch_named, folded_passed_only, nodes_judged,
-                         refusal_coded, stats_times_told, time_end_ms)
+                         refusal_coded, stats_times_told)
 from invariants import Violation
 from layouts import builtin, default_layout, epoch_date_ms
 
@@ -46,8 +46,8 @@ class Answers(unittest.TestCase):
     def test_stats_times_are_the_layouts(self):
         idgen = default_layout(epoch_date_ms("2024-01-01"), 4)
         layouts = {"idgen": idgen, "twitter": builtin("twitter")}
-        left = time_end_ms(idgen) - NOW
-        self.assertEqual(time_end_ms(idgen), epoch_date_ms("2024-01-01") + (1 << 41))
+        left = idgen.time_end_ms() - NOW
+        self.assertEqual(idgen.time_end_ms(), epoch_date_ms("2024-01-01") + (1 << 41))
         stats_times_told([("idgen", 1, left - 900, NOW + 990, 990), ("twitter", 2, 0, None, None)], layouts,
                          (NOW, NOW + 40000), "here")
         for row in (("idgen", 1, left + 3600000, None, None), ("idgen", 1, left, NOW + 990, 40000)):

@@ -134,7 +134,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
         """Raise the lineage's highest clock to the clock in force now."""
         cl = self.clusters[c]
         lin = self.lineage[c]
-        lin.hi = max(lin.hi, now_ms() + int(cl.settings.get("clock_offset_ms", 0)) + cl.base_offset_ms)
+        lin.hi = max(lin.hi, cl.idgen_clock_ms())
         lin.lead = max(lin.lead, int(cl.settings.get("max_lead_ms", 1000)))
 
     def settings_for(self, c, s):
