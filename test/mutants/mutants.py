@@ -268,7 +268,8 @@ SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                   m[0] for m in MUTANTS if m[0].startswith(("blind2_", "blind3_", "blind4_", "blind5_", "blind6_",
                                                           "blind7_", "blind8_", "blind9_", "blind10_",
                                                           "blind11_", "blind12_", "blind13_", "blind14_", "blind15_",
-                                                          "blind16_", "blind17_", "blind18_", "blind19_"))} - {
+                                                          "blind16_", "blind17_", "blind18_", "blind19_",
+                                                          "blind20_"))} - {
                   # but those --rates killed on three, each within a minute (2026-11-27)
                   "blind4_shard_range_edge", "blind5_horizon_floor_from_file_floor",
                   "blind5_node_id_rejected_value_kept_default", "blind6_horizon_prepared_epoch_sign",
