@@ -12,7 +12,7 @@ from clients import normalize
 from invariants import increasing
 from answers import (counted, counted_short, drops_counted, given_up_idle_first, marks_full_counted, published_at_end,
                      regressions_per_incident, stats_columns, worker_kept)
-from diagnostics import stats_times_told
+from diagnostics import stats_times_told, worker_row_told
 from layouts import BUILTIN, builtin, default_layout, epoch_date_ms
 from params import DBS
 
@@ -30,6 +30,15 @@ SETTINGS = ("SELECT name, setting FROM pg_settings WHERE name IN "
 UUIDV7_CALL = ("uuidv7", None, 1, 100)
 NEXT_CALL = ("next", None, 1, 1)
 OWN_REGRESSIONS = "SELECT sum(clock_regressions) FROM idgen_workers WHERE pid = pg_backend_pid()"
+# the row of a session's own worker id, with when the session began
+OWN_ROW = ("SELECT worker_id, ids_issued, extract(epoch FROM last_ts) * 1000, lead_ms, clock_regressions, clock_behind,"
+           " extract(epoch FROM claimed_at) * 1000, (SELECT extract(epoch FROM backend_start) * 1000"
+           " FROM pg_stat_activity WHERE pid = pg_backend_pid()), current_setting('idgen.epoch'),"
+           " current_setting('idgen.node_bits') FROM idgen_workers WHERE pid = pg_backend_pid() AND NOT is_shared")
+OWN_COLUMNS = ("worker_id", "ids_issued", "last_ts", "lead_ms", "clock_regressions", "clock_behind", "claimed_at",
+               "backend_start", "epoch", "node_bits")
+# how far this host's clock and the server's may read apart, in ms
+CLOCK_SLACK_MS = 5
 REGRESSIONS = "SELECT layout, sum(clock_regressions) FROM idgen_stats GROUP BY layout"
 IDS_OF = "SELECT coalesce(sum(ids), 0) FROM idgen_stats WHERE layout = %s"
 WORKER_ROWS = "SELECT pid, worker_id FROM idgen_workers WHERE NOT is_shared"
@@ -144,29 +153,77 @@ class Counts:
 
     def across_step_before(self, c, db, conn):
         """Before a reload that may step the clock: a session held across it
-        makes UUIDv7s and an ID (across_step_after)."""
-        self.held_call(c, db, conn, NEXT_CALL)
-        return self.held_call(c, db, conn, UUIDV7_CALL)
+        makes an ID and UUIDv7s (across_step_after).  Returns what
+        across_step_after needs: the UUIDv7s, the session's IDs, its row
+        of idgen_workers and idgen's clock around the calls."""
+        cl = self.clusters[c]
+        held = {"clock_first": cl.idgen_clock_ms()}
+        held["ids"] = self.held_call(c, db, conn, NEXT_CALL)
+        held["first_end"] = time.time() * 1000.0
+        held["row"] = self.own_row(conn)
+        held["uuids"] = self.held_call(c, db, conn, UUIDV7_CALL)
+        held["clock_before"] = cl.idgen_clock_ms()
+        return held
 
-    def across_step_after(self, c, db, conn, before, settings):
+    def across_step_after(self, c, db, conn, held, settings):
         """After the step: its UUIDv7s increase across it (README:
         increasing within a backend), and of the 100 IDs it makes then, a
         clock behind its last is one regression, counted once in the views
         (docs/guarantees.md, The clock steps back while running)."""
+        cl = self.clusters[c]
         after = self.held_call(c, db, conn, UUIDV7_CALL)
-        self.held_call(c, db, conn, NEXT_CALL[:3] + (100,))
+        clock_start = cl.idgen_clock_ms()
+        ids = self.held_call(c, db, conn, NEXT_CALL[:3] + (100,))
+        clock_end = cl.idgen_clock_ms()
         try:
             with conn.cursor() as cur:
                 cur.execute(OWN_REGRESSIONS)
                 rows = cur.fetchall()
         except psycopg2.Error:
             rows = []
+        row = self.own_row(conn)
         conn.close()
         where = "%s/%s, one session before and after a reload with %s" % (c, db, settings)
-        increasing(before[-1:] + after[:1], "uuidv7", "%x", where)
+        increasing(held["uuids"][-1:] + after[:1], "uuidv7", "%x", where)
         # no row of its own where it generated on the shared worker id
         own = {"idgen": int(rows[0][0])} if rows and rows[0][0] is not None else {}
         regressions_per_incident(own, {"idgen": 0}, where, slack=1)
+        if row and held["row"] and len(held["ids"]) == 1 and len(ids) == 100:
+            worker_row_told(row, self.own_row_expected(held, row, ids, clock_start, clock_end), where)
+
+    @staticmethod
+    def own_row(conn):
+        """The session's own row of idgen_workers (OWN_COLUMNS), or None:
+        it holds the shared worker id, or the view is older."""
+        try:
+            with conn.cursor() as cur:
+                cur.execute(OWN_ROW)
+                rows = cur.fetchall()
+        except psycopg2.Error:
+            return None
+        return dict(zip(OWN_COLUMNS, rows[0])) if len(rows) == 1 else None
+
+    @staticmethod
+    def own_row_expected(held, row, ids, clock_start, clock_end):
+        """What the held session's row must say after its 101 IDs of
+        idgen's layout: its worker field, its last ID's time, where the
+        clock was sure to be behind the highest it saw (before the step,
+        clock_first on; clock_start to clock_end around the last call)
+        or sure not to be, and lead_ms within what that clock allows."""
+        layout = default_layout(epoch_date_ms(row["epoch"]), int(row["node_bits"]))
+        first, last = layout.decode(ids[0]), layout.decode(ids[-1])
+        slack = CLOCK_SLACK_MS
+        behind = clock_end < held["clock_first"] - slack
+        fresh = held["row"]["clock_regressions"] == 0
+        never = fresh and clock_start > held["clock_before"] + slack
+        highest = max(held["clock_first"], clock_start)
+        lead_low = last["time"] - clock_end - slack if never else 0
+        return {"worker_id": first["worker"] if first["worker"] == last["worker"] else None,
+                "ids_issued": 101, "last_ts": float(last["time"]),
+                "lead_ms": (max(lead_low, 0), max(last["time"] - highest, 0) + slack),
+                "clock_behind": True if behind else False if never else None,
+                "clock_regressions": 1 if behind and fresh else 0 if never else None,
+                "claimed_at": (float(row["backend_start"]) - 1, held["first_end"] + slack)}
 
     def capacity(self, c, db, name="stats"):
         """c's table `name` in idgen_capacity: (overflows, in_use,

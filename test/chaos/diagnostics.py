@@ -153,3 +153,42 @@ def epoch_named(message, where):
     if CLOCK_REFUSAL.match(message):
         raise Violation("refusal misnamed", "idgen", "%s: %s, in a run that moved idgen.epoch later than the"
                         " server's IDs" % (where, message.strip().splitlines()[0]))
+
+
+def worker_row_told(row, expected, where):
+    """README, idgen_workers: a session's row tells what its worker id
+    did: ids_issued the IDs it made, last_ts its newest ID's time,
+    worker_id its IDs' worker field, claimed_at when it claimed it,
+    lead_ms how far its newest ID is ahead of the clock, clock_behind
+    whether the clock is behind it now, clock_regressions how often it
+    fell behind.  row: the columns read; expected: each a value, a (low,
+    high) bound, or None where not judged."""
+    for column, want in sorted(expected.items()):
+        got = row[column]
+        if want is None:
+            continue
+        if isinstance(want, tuple):
+            told = got is not None and want[0] <= float(got) <= want[1]
+        else:
+            told = got is not None and (float(got) == want if isinstance(want, float) else got == want)
+        if not told:
+            raise Violation("workers misreported", None, "%s: its row of idgen_workers has %s %s, expected %s" % (
+                where, column, got, "%.0f to %.0f" % want if isinstance(want, tuple) else want))
+
+
+def holders_told(rows, holding, ended, where):
+    """README, idgen_horizon_holders: each session in a transaction that
+    took an ID, and no other, with since no later than its IDs' time (the
+    horizon stands there).  rows: pid -> since (Unix ms) of the view's
+    sessions; holding: pid -> its ID's time of the sessions in such a
+    transaction; ended: pids of sessions whose transaction ended."""
+    wrong = ["pid %d ended its transaction but shows" % pid for pid in ended if pid in rows]
+    for pid, first in sorted(holding.items()):
+        since = rows.get(pid)
+        if pid not in rows:
+            wrong.append("pid %d holds an ID in an open transaction but has no row" % pid)
+        elif since is None or float(since) > first:
+            wrong.append("pid %d has since %s, after its ID's time %s" % (
+                pid, "NULL" if since is None else fmt_ms(float(since)), fmt_ms(first)))
+    if wrong:
+        raise Violation("holders misreported", None, "%s: idgen_horizon_holders: %s" % (where, "; ".join(wrong[:3])))
