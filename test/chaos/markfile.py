@@ -67,18 +67,26 @@ class MarkFile:
         cl = self.clusters[c]
         return read_marks(cl), cl.settings.get("epoch")
 
-    def restarted(self, c, before):
+    def restarted(self, c, before, flawed=False):
         """Once a server restarted: its marks before, to compare with once
         idgen next writes its file (check_folds); and whether idgen.epoch
         moved later than marks of idgen's layout it kept, which its
-        refusals must then name (check_epoch_named)."""
+        refusals must then name (check_epoch_named).  Neither after a
+        flawed start, which may have rewritten the file between."""
         cl = self.clusters[c]
         marks, epoch = before
         start = cl.idgen_clock_ms()
-        self.fold_pending[c] = (cl, marks, now_ms(), start)
-        moved = epoch_date_ms(cl.settings["epoch"]) - epoch_date_ms(epoch) if epoch and cl.settings.get("epoch") else 0
         self.epoch_later_run.discard(c)
-        if moved > 0 and any(m[0] == DEFAULT and m[2] + moved > start for m in marks or []):
+        self.fold_pending.pop(c, None)
+        if flawed:
+            return
+        self.fold_pending[c] = (cl, marks, now_ms(), start)
+        if not epoch or not cl.settings.get("epoch"):
+            return
+        new = epoch_date_ms(cl.settings["epoch"])
+        # each mark moved from the epoch it was written under
+        if new > epoch_date_ms(epoch) and any(m[0] == DEFAULT and new > m[1] and m[2] + new - m[1] > start
+                                              for m in marks or []):
             self.epoch_later_run.add(c)
 
     def check_epoch_named(self, res):

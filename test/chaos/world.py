@@ -279,8 +279,7 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
         cl.write_settings(self.settings_for(c, op["set"]))
         cl.start()
         self.touch(c)
-        if not op.get("flawed_start"):
-            self.restarted(c, before)
+        self.restarted(c, before, flawed=bool(op.get("flawed_start")))
         if resumed and not op.get("flawed_start"):
             self.resumed(c, op["resumed_in"])
         if gids:
