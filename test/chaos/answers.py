@@ -340,3 +340,12 @@ def restore_judged(owner, error, defined, where):
         raise Violation("restore misjudged", None, "%s: a restore of idgen_layouts_saved() by %s: %s" % (
             where, "the database's owner" if owner else "a role that neither owns the database nor may"
             " write idgen_layout", wrong))
+
+
+def horizon_passed(h, newest, where):
+    """README, Outbox: every committed row is read; with no transaction
+    holding the horizon back, it passes a committed row once idgen's clock
+    has passed the row's tick.  newest: the highest ID of the table."""
+    if h <= newest:
+        raise Violation("horizon stuck", "idgen", "%s: idgen_horizon() returned %d, not above the committed row %d,"
+                        " though no transaction held it back and the clock had passed that row" % (where, h, newest))

@@ -29,14 +29,18 @@ SETTINGS = ("SELECT name, setting FROM pg_settings WHERE name IN "
 # what a session held across a clock step makes before and after it
 UUIDV7_CALL = ("uuidv7", None, 1, 100)
 NEXT_CALL = ("next", None, 1, 1)
+# blocks of a whole tick each, so that the last runs ahead of the clock
+BLOCKS_CALL = ("block", None, 4096, 16)
 OWN_REGRESSIONS = "SELECT sum(clock_regressions) FROM idgen_workers WHERE pid = pg_backend_pid()"
 # the row of a session's own worker id, with when the session began
 OWN_ROW = ("SELECT worker_id, ids_issued, extract(epoch FROM last_ts) * 1000, lead_ms, clock_regressions, clock_behind,"
            " extract(epoch FROM claimed_at) * 1000, (SELECT extract(epoch FROM backend_start) * 1000"
            " FROM pg_stat_activity WHERE pid = pg_backend_pid()), current_setting('idgen.epoch'),"
-           " current_setting('idgen.node_bits') FROM idgen_workers WHERE pid = pg_backend_pid() AND NOT is_shared")
+           " current_setting('idgen.node_bits'), (SELECT sum(clock_regressions) FROM idgen_stats WHERE layout = 'idgen'),"
+           " (SELECT overflows FROM idgen_capacity WHERE name = 'stats')"
+           " FROM idgen_workers WHERE pid = pg_backend_pid() AND NOT is_shared")
 OWN_COLUMNS = ("worker_id", "ids_issued", "last_ts", "lead_ms", "clock_regressions", "clock_behind", "claimed_at",
-               "backend_start", "epoch", "node_bits")
+               "backend_start", "epoch", "node_bits", "stats_regressions", "stats_overflows")
 # how far this host's clock and the server's may read apart, in ms
 CLOCK_SLACK_MS = 5
 REGRESSIONS = "SELECT layout, sum(clock_regressions) FROM idgen_stats GROUP BY layout"
@@ -174,6 +178,7 @@ class Counts:
         after = self.held_call(c, db, conn, UUIDV7_CALL)
         clock_start = cl.idgen_clock_ms()
         ids = self.held_call(c, db, conn, NEXT_CALL[:3] + (100,))
+        blocks = self.held_call(c, db, conn, BLOCKS_CALL)
         clock_end = cl.idgen_clock_ms()
         try:
             with conn.cursor() as cur:
@@ -188,8 +193,8 @@ class Counts:
         # no row of its own where it generated on the shared worker id
         own = {"idgen": int(rows[0][0])} if rows and rows[0][0] is not None else {}
         regressions_per_incident(own, {"idgen": 0}, where, slack=1)
-        if row and held["row"] and len(held["ids"]) == 1 and len(ids) == 100:
-            worker_row_told(row, self.own_row_expected(held, row, ids, clock_start, clock_end), where)
+        if row and held["row"] and len(held["ids"]) == 1 and len(ids) == 100 and len(blocks) == 16 * 4096:
+            worker_row_told(row, self.own_row_expected(held, row, ids + blocks, clock_start, clock_end), where)
 
     @staticmethod
     def own_row(conn):
@@ -205,8 +210,8 @@ class Counts:
 
     @staticmethod
     def own_row_expected(held, row, ids, clock_start, clock_end):
-        """What the held session's row must say after its 101 IDs of
-        idgen's layout: its worker field, its last ID's time, where the
+        """What the held session's row must say after its IDs of idgen's
+        layout (one, then ids): their worker field, the last one's time, where the
         clock was sure to be behind the highest it saw (before the step,
         clock_first on; clock_start to clock_end around the last call)
         or sure not to be, and lead_ms within what that clock allows."""
@@ -219,10 +224,15 @@ class Counts:
         highest = max(held["clock_first"], clock_start)
         lead_low = last["time"] - clock_end - slack if never else 0
         return {"worker_id": first["worker"] if first["worker"] == last["worker"] else None,
-                "ids_issued": 101, "last_ts": float(last["time"]),
+                "ids_issued": 1 + len(ids), "last_ts": float(last["time"]),
                 "lead_ms": (max(lead_low, 0), max(last["time"] - highest, 0) + slack),
                 "clock_behind": True if behind else False if never else None,
                 "clock_regressions": 1 if behind and fresh else 0 if never else None,
+                # idgen_stats counts the same incident, once (its entry kept)
+                "stats_regressions": None if held["row"]["stats_overflows"] != row["stats_overflows"] or
+                held["row"]["stats_regressions"] is None else
+                held["row"]["stats_regressions"] + 1 if behind and fresh else
+                held["row"]["stats_regressions"] if never else None,
                 "claimed_at": (float(row["backend_start"]) - 1, held["first_end"] + slack)}
 
     def capacity(self, c, db, name="stats"):

@@ -12,6 +12,7 @@ import os
 
 import psycopg2
 
+from diagnostics import refusal_coded
 from invariants import flawed_start_refused, refused_definition, setting_judged
 from layouts import FAMILIES
 
@@ -264,6 +265,10 @@ class Flaws:
                     f.write(kept)
             cl.write_settings(self.settings_for(c, op["set"]))
         named, must_refuse, must_answer = flaw_answers(flaw)
+        for name, error in answers.items():
+            if isinstance(error, tuple) and error[0]:
+                self.found_mid_op(refusal_coded, self.error_codes, error[0], error[1],
+                                  "%s/%s at step %d, %s" % (c, flaw["db"], self.step, name))
         self.found_mid_op(flawed_start_refused, flaw, answers, named, [p for p, _ in must_refuse],
                           [p for p, _ in must_answer], "%s/%s at step %d" % (c, flaw["db"], self.step))
 

@@ -13,22 +13,13 @@ import time
 import psycopg2
 
 from clients import LOST, normalize, now_ms
-from answers import slots_full_counted
-from diagnostics import holders_told
-from counts import CAPACITY, capacity_of
-from flaws import try_sql
-from layouts import default_layout, epoch_date_ms
-from invariants import (Violation, horizon_below_holders, horizon_kept, no_internal_error, no_standby_horizon,
+from horizons import Horizons
+from invariants import (Violation, horizon_kept, no_internal_error, no_standby_horizon,
                         none_missed, read_once, unique)
 from params import RELEASED
 
 # A built-in layout, so that no op drops or redefines it under the poller.
 NAMED_HORIZON = "twitter"
-# more sessions than a chaos server has backend slots (cluster.BASE_CONF)
-CROWD_SESSIONS = 200
-DEFAULT_SETTINGS = "SELECT current_setting('idgen.epoch'), current_setting('idgen.node_bits')"
-# the sessions holding the horizon back, and the time their IDs start at
-HOLDERS = "SELECT pid, extract(epoch FROM since) * 1000 FROM idgen_horizon_holders WHERE pid IS NOT NULL"
 OUTBOX_DDL = ("CREATE TABLE IF NOT EXISTS chaos_outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), "
               "w int NOT NULL); "
               # DROP EXTENSION ... CASCADE took the default with it
@@ -98,12 +89,7 @@ class Poller:
 
 
 
-def worker_ids_row(cur):
-    """idgen_capacity's worker ids: (overflows, in_use, capacity), or None."""
-    return None if try_sql(cur, CAPACITY, ("worker_ids",)) else capacity_of(cur.fetchall())
-
-
-class Outbox:
+class Outbox(Horizons):
     def do_outbox(self, op):
         c, db = op["c"], op["db"]
         if not self.live(c):
@@ -137,53 +123,8 @@ class Outbox:
         if problems:
             raise problems[0]
         self.poll(c, db)
+        self.horizon_moves_on(c, db, where)
         self.stats_check(c)
-
-    def crowd_horizon(self, cl, db, where):
-        """Sessions in every free backend slot (until the server takes no
-        more), each holding an ID of idgen's layout, a millisecond or more
-        after the last, in an open transaction; then, as they end from the
-        first, idgen_horizon(), asked from a session opened before them,
-        must be at most the least ID still held: whichever slot a scan of
-        holders would skip, its holder is the least in turn."""
-        asker, held, ids, pids = cl.connect(db), [], [], []
-        try:
-            with asker.cursor() as cur:
-                # committed first: a database's first ID here records this
-                # cluster in idgen_system, which would hold the others back
-                if try_sql(cur, "SELECT idgen_next()", None):
-                    self.refusals["crowd: the server refuses to generate"] += 1
-                    return
-                before = worker_ids_row(cur)
-                cur.execute(DEFAULT_SETTINGS)
-                epoch, bits = cur.fetchone()
-                layout = default_layout(epoch_date_ms(epoch), int(bits))
-            for _ in range(CROWD_SESSIONS):
-                try:
-                    conn = cl.connect(db)
-                    held.append(conn)
-                    with conn.cursor() as cur:
-                        cur.execute("BEGIN; SELECT idgen_next(), pg_backend_pid()")
-                        ident, pid = cur.fetchone()
-                        ids.append(ident)
-                        pids.append(pid)
-                except psycopg2.Error as e:
-                    self.refusals["crowd: %s" % normalize(str(e))] += 1
-                    break
-                time.sleep(0.002)
-            with asker.cursor() as cur:
-                self.found_mid_op(slots_full_counted, before, worker_ids_row(cur), len(ids), where)
-                for k, least in enumerate(ids):
-                    cur.execute("SELECT idgen_horizon()")
-                    self.found_mid_op(horizon_below_holders, cur.fetchone()[0], least, len(ids) - k, where)
-                    cur.execute(HOLDERS)
-                    self.found_mid_op(holders_told, dict(cur.fetchall()),
-                                      {p: layout.decode(i)["time"] for p, i in zip(pids[k:], ids[k:])}, pids[:k],
-                                      where)
-                    with held[k].cursor() as ending:
-                        ending.execute("ROLLBACK")
-        finally:
-            cl.close_all(held + [asker], db)
 
     def prepare_held(self, c, db):
         """Outbox rows in two transactions left prepared across a restart

@@ -10,6 +10,7 @@ import objectids
 from flaws import GENERATES, try_sql
 from hostile import idgen_dbs
 from answers import horizon_warned, input_judged, refused_with, standby_refused
+from diagnostics import refusal_coded
 from layouts import BUILTIN, Layout, default_layout, epoch_date_ms
 
 # a timestamptz of Unix ms, exact for every ms of the layouts' ranges
@@ -294,7 +295,10 @@ class Probes:
         try:
             with conn.cursor() as cur:
                 for sql in ON_STANDBY:
-                    standby_refused(sql, try_sql(cur, sql, None), "%s/%s at step %d" % (s, db, self.step))
+                    where = "%s/%s at step %d" % (s, db, self.step)
+                    error = try_sql(cur, sql, None)
+                    standby_refused(sql, error, where)
+                    refusal_coded(self.error_codes, error[0], error[1], "%s: %s" % (where, sql))
                     self.refusals["generation on a standby"] += 1
         finally:
             conn.close()
