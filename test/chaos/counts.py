@@ -67,7 +67,7 @@ class Counts:
                 continue
             self.counts[c] = {"db": db, "expected": collections.Counter(), "unknown": set(),
                               "table": self.capacity(c, db), "order": collections.defaultdict(list), "anonymous": set(),
-                              "reset_at": reset_at}
+                              "reset_at": reset_at, "newest": {}}
             return
 
     def count_call(self, res):
@@ -84,6 +84,7 @@ class Counts:
             counts["unknown"].add(name)     # it may have made IDs it did not hand out
         else:
             counts["expected"][name] += len(res["ids"])
+            counts["newest"][name] = max(res["ids"] + [counts["newest"].get(name, 0)])
 
     def stats_check(self, c):
         counts = self.counts.pop(c, None)
@@ -102,7 +103,7 @@ class Counts:
         where = "server %s at step %d" % (c, self.step)
         drops_counted(counts["table"], table, counted_short(counts["expected"], got, counts["unknown"]), where)
         stats_columns(self.read(c, counts["db"], STATS_COLUMNS) or [], counts["reset_at"], time.time(), where)
-        self.stats_times(c, counts["db"], where)
+        self.stats_times(c, counts["db"], where, counts["newest"])
         marks_full_counted([n for n, k in counts["expected"].items() if k], self.capacity(c, counts["db"], "marks"),
                            where)
         regressions = dict(self.read(c, counts["db"], REGRESSIONS) or [])
@@ -113,9 +114,10 @@ class Counts:
         if at_most:
             given_up_idle_first(counts["order"], counts["expected"], got, counts["unknown"], where)
 
-    def stats_times(self, c, db, where):
+    def stats_times(self, c, db, where, newest):
         """idgen_stats' times against the built-in layouts' definitions
-        (one name may be defined otherwise in each database)."""
+        (one name may be defined otherwise in each database); newest: the
+        burst's highest ID by layout name."""
         cl = self.clusters[c]
         try:
             rows = [(r[0], r[1]) + tuple(None if v is None else float(v) for v in r[2:])
@@ -126,7 +128,7 @@ class Counts:
         layouts = {n: builtin(n) for n in BUILTIN if n != "idgen"}
         layouts["idgen"] = default_layout(epoch_date_ms(s["idgen.epoch"]), int(s["idgen.node_bits"]))
         now = time.time() * 1000.0
-        stats_times_told(rows, layouts, (now, now + int(s["idgen.clock_offset_ms"])), where)
+        stats_times_told(rows, layouts, (now, now + int(s["idgen.clock_offset_ms"])), where, newest)
 
     def stats_at_rollback(self, cl, db, where):
         """README, idgen_stats: counts are published at transaction end, a

@@ -108,25 +108,30 @@ def nodes_judged(rows, want, columns, server, where):
                         % (where, ", ".join(sorted(server.values())), server[ci], wrong))
 
 
-def stats_times_told(rows, layouts, clocks, where):
+def stats_times_told(rows, layouts, clocks, where, newest=None):
     """README, Monitoring: idgen_stats' time_left is until the layout's
     time field runs out, and mark_lead_ms how far its mark is ahead of
-    the clock.  rows: (layout, its rows, time_left and mark in Unix ms,
-    mark_lead_ms); layouts: name -> Layout; clocks: this host's clock and
-    idgen's (either may be the view's)."""
+    the clock; the mark, a high-water mark, is at or past every ID made.
+    rows: (layout, its rows, time_left and mark in Unix ms, mark_lead_ms);
+    layouts: name -> Layout; clocks: this host's clock and idgen's (either
+    may be the view's); newest: name -> the highest ID just made."""
     for name, n, left, mark, lead in rows:
         layout = layouts.get(name)
         if n != 1 or layout is None or left is None:
             continue
+        made = layout.decode(newest[name])["time"] if name in (newest or {}) else None
         end = layout.time_end_ms()
-        if end - max(clocks) < 60000:
-            continue
+        near_end = end - max(clocks) < 60000
         off = min(abs(left - (end - now)) for now in clocks)
-        wrong = "time_left %.0f s, %.0f s from the end of its time field (%s)" % (left / 1000.0, off / 1000.0,
-                                                                                fmt_ms(end)) \
-            if off > layout.tick_ms + 5000 else None
-        if mark is not None and lead is not None and min(abs(lead - (mark - now)) for now in clocks) > 2000:
+        wrong = None
+        if not near_end and off > layout.tick_ms + 5000:
+            wrong = "time_left %.0f s, %.0f s from the end of its time field (%s)" % (left / 1000.0, off / 1000.0,
+                                                                                    fmt_ms(end))
+        if not near_end and mark is not None and lead is not None and \
+                min(abs(lead - (mark - now)) for now in clocks) > 2000:
             wrong = "mark_lead_ms %d with its mark at %s" % (lead, fmt_ms(mark))
+        if made is not None and (mark is None or mark < made):
+            wrong = "its mark at %s, below its ID of %s" % ("NULL" if mark is None else fmt_ms(mark), fmt_ms(made))
         if wrong:
             raise Violation("stats times", name, "%s: idgen_stats of layout %s has %s" % (where, name, wrong))
 
@@ -181,14 +186,15 @@ def holders_told(rows, holding, ended, where):
     took an ID, and no other, with since no later than its IDs' time (the
     horizon stands there).  rows: pid -> since (Unix ms) of the view's
     sessions; holding: pid -> its ID's time of the sessions in such a
-    transaction; ended: pids of sessions whose transaction ended."""
-    wrong = ["pid %d ended its transaction but shows" % pid for pid in ended if pid in rows]
+    transaction; ended: pids of sessions whose transaction ended.  A
+    prepared transaction that took an ID goes by its gid."""
+    wrong = ["%s ended its transaction but shows" % pid for pid in ended if pid in rows]
     for pid, first in sorted(holding.items()):
         since = rows.get(pid)
         if pid not in rows:
-            wrong.append("pid %d holds an ID in an open transaction but has no row" % pid)
+            wrong.append("%s holds an ID in an open transaction but has no row" % pid)
         elif since is None or float(since) > first:
-            wrong.append("pid %d has since %s, after its ID's time %s" % (
+            wrong.append("%s has since %s, after its ID's time %s" % (
                 pid, "NULL" if since is None else fmt_ms(float(since)), fmt_ms(first)))
     if wrong:
         raise Violation("holders misreported", None, "%s: idgen_horizon_holders: %s" % (where, "; ".join(wrong[:3])))

@@ -13,6 +13,7 @@ import time
 import psycopg2
 
 from clients import LOST, normalize, now_ms
+from diagnostics import holders_told
 from horizons import Horizons
 from invariants import (Violation, horizon_kept, no_internal_error, no_standby_horizon,
                         none_missed, read_once, unique)
@@ -20,6 +21,9 @@ from params import RELEASED
 
 # A built-in layout, so that no op drops or redefines it under the poller.
 NAMED_HORIZON = "twitter"
+# the prepared transactions holding the horizon back
+PREPARED_HOLDERS = ("SELECT prepared_gid, extract(epoch FROM since) * 1000 FROM idgen_horizon_holders"
+                    " WHERE prepared_gid IS NOT NULL")
 OUTBOX_DDL = ("CREATE TABLE IF NOT EXISTS chaos_outbox (id bigint PRIMARY KEY DEFAULT idgen_next(), "
               "w int NOT NULL); "
               # DROP EXTENSION ... CASCADE took the default with it
@@ -155,8 +159,16 @@ class Outbox(Horizons):
 
     def commit_held(self, c, db, gids):
         """After the restart: a poll while the transactions are prepared,
-        then COMMIT PREPARED; the next poll must read their rows."""
+        then COMMIT PREPARED; the next poll must read their rows.  Each
+        is among idgen_horizon_holders meanwhile."""
         self.poll(c, db)
+        try:
+            shown = self.clusters[c].query(db, PREPARED_HOLDERS)
+        except psycopg2.Error:
+            shown = None
+        if shown is not None:
+            self.found_mid_op(holders_told, dict(shown), dict.fromkeys(gids, float("inf")), [],
+                              "%s/%s at step %d, prepared before a restart" % (c, db, self.step))
         for gid in gids:
             try:
                 self.clusters[c].query(db, "COMMIT PREPARED %s", (gid,))
