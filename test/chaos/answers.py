@@ -317,14 +317,19 @@ def horizon_warned(isolation, warnings, where):
             where, isolation, "warned: %s" % said[0] if said else "did not warn"))
 
 
-def restore_judged(owner, error, defined, where):
+def restore_judged(owner, error, defined, where, differs=False):
     """docs/guarantees.md, A restore by the database's owner: the owner's
     restore defines the layouts idgen_layouts_saved() holds; a role that
     neither owns the database nor may write idgen_layout is refused,
-    naming that function and the way, and defines none.  error: (SQLSTATE,
-    message) of the function's creation, or None; defined: the layouts
-    defined then."""
-    if owner and error:
+    naming that function and the way, and defines none; a layout the
+    database defines otherwise is an error (differs: the owner's restore
+    of such a one, defined: 1 where the database's definition stayed).
+    error: (SQLSTATE, message) of the function's creation, or None;
+    defined: the layouts defined then."""
+    if differs:
+        wrong = None if error and error[0] == "42710" and defined == 1 else \
+            "defined otherwise: %s" % ("taken" if error is None else error[1].splitlines()[0])
+    elif owner and error:
         wrong = "refused: %s" % error[1].splitlines()[0]
     elif owner:
         wrong = None if defined else "defined none"

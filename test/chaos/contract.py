@@ -117,6 +117,9 @@ SAVED_LAYOUTS = """CREATE FUNCTION public.idgen_layouts_saved() RETURNS pg_catal
 AS $f$SELECT '[{"name": "chaos_saved", "epoch": "2024-01-01T00:00:00+00:00", "radix": 2,
 "fields": ["time", "node", "sequence"], "widths": [41, 10, 12], "time_unit": "00:00:00.001"}]'::pg_catalog.jsonb$f$"""
 
+# the same layout, widths changed: a restore into a database that defines it
+SAVED_OTHERWISE = SAVED_LAYOUTS.replace("[41, 10, 12]", "[40, 11, 12]")
+
 SETTINGS_SQL = ("SELECT name, context, boot_val, min_val, max_val FROM pg_catalog.pg_settings"
                 " WHERE name LIKE 'idgen.%' ORDER BY 1")
 # README, Settings: a row of its table, and the range in its description
@@ -201,9 +204,28 @@ class Contract:
                 conn.close()
             try:
                 restore_judged(owner, error, defined, "%s/%s" % (cl.name, SCRATCH))
+                if owner:
+                    restore_judged(owner, *self.restore_otherwise(cl), where="%s/%s" % (cl.name, SCRATCH),
+                                   differs=True)
             except Violation:
                 cl.query("postgres", 'DROP DATABASE "%s" WITH (FORCE)' % SCRATCH)
                 raise
+
+    @staticmethod
+    def restore_otherwise(cl):
+        """The owner's restore, again, of the layout the database now
+        defines, with other widths: the error, and whether the database's
+        definition stayed (1) or not (0)."""
+        conn = cl.connect(SCRATCH)
+        try:
+            with conn.cursor() as cur:
+                error = try_sql(cur, "DROP FUNCTION public.idgen_layouts_saved(); SET ROLE %s; %s"
+                                % (RESTORER, SAVED_OTHERWISE), None)
+                cur.execute("RESET ROLE; SELECT count(*) FROM idgen_layout WHERE name = 'chaos_saved'"
+                            " AND widths = '{41,10,12}'")
+                return error, cur.fetchone()[0]
+        finally:
+            conn.close()
 
     def schema_paths(self, cl):
         """The schema of a fresh install, compared with that of each update

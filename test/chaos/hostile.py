@@ -6,6 +6,9 @@ layout, now and then runs with it first.  Every shadowing operator counts
 its calls in a sequence, which no rollback undoes: after such an op the
 count must still be untouched."""
 
+import psycopg2
+
+from diagnostics import worker_row_told
 from invariants import no_user_code, out_of_reach
 from params import HOSTILE_PATH, HOSTILE_SCHEMA as SCHEMA, STRANGER
 
@@ -66,6 +69,14 @@ SELECT 'the setting ' || name FROM pg_catalog.pg_settings WHERE name = 'idgen.no
 UNION ALL
 SELECT 'the holder of node id ' || node_id FROM idgen_leases WHERE holder IS NOT NULL OR system_identifier IS NOT NULL
 ORDER BY 1""" % STRANGER
+
+# What that role sees of its own session, in a transaction holding one ID
+# it made (rolled back): its row of idgen_workers, where a worker id was
+# free, and its row of idgen_horizon_holders, each with its times.
+OWN_ROWS = ("SELECT (SELECT count(*) FROM idgen_workers WHERE pid = pg_backend_pid() AND claimed_at IS NOT NULL"
+            " AND last_ts IS NOT NULL AND ids_issued = 1),"
+            " (SELECT count(*) FROM idgen_horizon_holders WHERE pid = pg_backend_pid() AND since IS NOT NULL)")
+FREE_WORKER = "SELECT in_use < capacity FROM idgen_capacity WHERE name = 'worker_ids'"
 
 PLANT = """
 DO $plant$
@@ -132,6 +143,34 @@ class Hostile:
                 cl.query(db, STRANGER_SQL)
                 reached = cl.query(db, REACHED, {"role": STRANGER}) + cl.query(db, SEES)
                 out_of_reach([r[0] for r in reached], "%s/%s" % (c, db))
+                if self.live(c):
+                    self.own_rows_seen(cl, db, "%s/%s at step %d" % (c, db, self.step))
+
+    @staticmethod
+    def own_rows_seen(cl, db, where):
+        """README, idgen_workers and idgen_horizon_holders: a role without
+        privileges sees its own sessions' details, as pg_stat_activity
+        shows them.  Not judged where idgen refuses, or had no worker id
+        free before the call."""
+        try:
+            conn = cl.connect(db, 5000)
+        except psycopg2.Error:
+            return
+        try:
+            with conn.cursor() as cur:
+                cur.execute("BEGIN; SET ROLE %s" % STRANGER)
+                cur.execute(FREE_WORKER)
+                free = cur.fetchall()
+                cur.execute("SELECT idgen_next()")
+                cur.execute(OWN_ROWS)
+                rows, holders = cur.fetchone()
+        except psycopg2.Error:
+            return
+        finally:
+            conn.close()
+        if free and free[0][0]:
+            worker_row_told({"own rows with times": rows, "own holders with since": holders},
+                            {"own rows with times": 1, "own holders with since": 1}, "%s, as %s" % (where, STRANGER))
 
     def check_hostile(self, op):
         """After an op with a hostile session: no call of a shadowing

@@ -66,6 +66,8 @@ UNKNOWN = [
     "SELECT idgen_span('1 day', 'idgenx')",
     "SELECT count(*) FROM unnest(ARRAY['pgedge', 'pgedg']) l, idgen_decode(1, l)",
     "SELECT count(idgen_from_timestamp(now(), l)) FROM unnest(ARRAY['twitter', 'twitterx']) l",
+    # README: drops a layout defined in SQL; a built-in one is none of those
+    "SELECT idgen_drop_layout('nosuch')", "SELECT idgen_drop_layout('twitter')",
 ]
 
 # README's answers that need no layout: the encodings' edges and the
@@ -102,6 +104,12 @@ EXACT = [
     # RFC 9562's example of a version 7 UUID, and one of version 4
     ("SELECT idgen_uuid_timestamp('017f22e2-79b0-7cc3-98c4-dc0c0c07398f') = to_timestamp(1645557742)", True),
     ("SELECT idgen_uuid_timestamp('919108f7-52d1-4320-9bac-f847db4148a8')", None),
+    # version 7 with another variant (00, 11), version 8; the last millisecond
+    ("SELECT idgen_uuid_timestamp('017f22e2-79b0-7cc3-18c4-dc0c0c07398f')", None),
+    ("SELECT idgen_uuid_timestamp('017f22e2-79b0-7cc3-d8c4-dc0c0c07398f')", None),
+    ("SELECT idgen_uuid_timestamp('017f22e2-79b0-8cc3-98c4-dc0c0c07398f')", None),
+    ("SELECT extract(epoch FROM idgen_uuid_timestamp('ffffffff-ffff-7fff-bfff-ffffffffffff')) * 1000",
+     (1 << 48) - 1),
     # A NULL argument gives NULL
     ("SELECT (idgen_decode(NULL::bigint)).ts", None), ("SELECT idgen_decode(1, NULL)", None),
     ("SELECT idgen_from_timestamp(NULL, 'twitter')", None), ("SELECT idgen_span(NULL, 'twitter')", None),
