@@ -111,7 +111,8 @@ class Horizons:
                     self.found_mid_op(horizon_below_holders, cur.fetchone()[0], least, len(ids) - k, where)
                     cur.execute(HOLDERS)
                     self.found_mid_op(holders_told, dict(cur.fetchall()),
-                                      {p: layout.decode(i)["time"] for p, i in zip(pids[k:], ids[k:])}, pids[:k],
+                                      {p: layout.decode(i)["time"] for p, i in zip(pids[k:], ids[k:])},
+                                      [asker.get_backend_pid()] + pids[:k],
                                       where)
                     with held[k].cursor() as ending:
                         ending.execute("ROLLBACK")

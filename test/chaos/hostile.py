@@ -71,11 +71,13 @@ SELECT 'the holder of node id ' || node_id FROM idgen_leases WHERE holder IS NOT
 ORDER BY 1""" % STRANGER
 
 # What that role sees of its own session, in a transaction holding one ID
-# it made (rolled back): its row of idgen_workers, where a worker id was
-# free, and its row of idgen_horizon_holders, each with its times.
+# it made (rolled back): its row of idgen_workers with its times and
+# counts, where a worker id was free (the row is the role's that claimed
+# it), and its pid among the horizon's holders (their times go by the
+# session's login role, as pg_stat_activity's do, not shown after SET ROLE).
 OWN_ROWS = ("SELECT (SELECT count(*) FROM idgen_workers WHERE pid = pg_backend_pid() AND claimed_at IS NOT NULL"
             " AND last_ts IS NOT NULL AND ids_issued = 1),"
-            " (SELECT count(*) FROM idgen_horizon_holders WHERE pid = pg_backend_pid() AND since IS NOT NULL)")
+            " (SELECT count(*) FROM idgen_horizon_holders WHERE pid = pg_backend_pid())")
 FREE_WORKER = "SELECT in_use < capacity FROM idgen_capacity WHERE name = 'worker_ids'"
 
 PLANT = """
@@ -169,8 +171,8 @@ class Hostile:
         finally:
             conn.close()
         if free and free[0][0]:
-            worker_row_told({"own rows with times": rows, "own holders with since": holders},
-                            {"own rows with times": 1, "own holders with since": 1}, "%s, as %s" % (where, STRANGER))
+            worker_row_told({"own rows with times": rows, "own holders": holders},
+                            {"own rows with times": 1, "own holders": 1}, "%s, as %s" % (where, STRANGER))
 
     def check_hostile(self, op):
         """After an op with a hostile session: no call of a shadowing

@@ -152,13 +152,23 @@ def own_release(c, others, before, after, step):
                             " lease of node id %d, which %s holds" % (c, step, n, others[n]))
 
 
-def lease_state_told(state, seconds_left, where):
+def lease_state_told(state, seconds_left, where, told=None):
     """docs/guarantees.md: idgen_node_lease's state is expired once the
     fence passes, not while the lease still has time (a second's slack
-    for the read)."""
+    for the read).  README: its source is where the node id comes from,
+    its node_bits the server's, and a lease has no more seconds left than
+    it lasts.  told: (source, the source configured, node_bits, the
+    server's, idgen.node_lease_s), or None."""
+    source, configured, bits, own_bits, lasts = told or (None,) * 5
+    wrong = None
     if state == "expired" and (seconds_left or 0) > 1:
-        raise Violation("lease state", None, "%s: idgen_node_lease says expired with %.1f s of the lease left"
-                        % (where, seconds_left))
+        wrong = "expired with %.1f s of the lease left" % seconds_left
+    elif source != configured or bits != own_bits:
+        wrong = "source %s and node_bits %s, where the server's are %s and %s" % (source, bits, configured, own_bits)
+    elif seconds_left is not None and lasts is not None and seconds_left > lasts + 1:
+        wrong = "%.1f s left of a lease of %s s" % (seconds_left, lasts)
+    if wrong:
+        raise Violation("lease state", None, "%s: idgen_node_lease says %s" % (where, wrong))
 
 
 def sole_holder(holder, c, node, label, what):

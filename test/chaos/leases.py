@@ -27,10 +27,16 @@ class Leases:
                 rows = self.clusters[c].query(
                     db, "SELECT node_id, CASE WHEN state = 'held' AND seconds_left > 0 THEN 'held'"
                         " ELSE state END, (extract(epoch FROM previous_mark) * 1000)::bigint,"
-                        " state, seconds_left FROM idgen_node_lease")
+                        " state, seconds_left, source, node_bits, current_setting('idgen.node_bits')::int,"
+                        " (SELECT setting::int FROM pg_settings WHERE name = 'idgen.node_lease_s')"
+                        " FROM idgen_node_lease")
             except psycopg2.Error:
                 continue
-            lease_state_told(rows[0][3], rows[0][4], "%s at step %d" % (c, self.step))
+            registry = self.clusters[c].settings.get("node_registry") or ""
+            configured = "etcd" if registry.startswith("etcd:") else "lease" if registry else "setting"
+            row = rows[0]
+            lease_state_told(row[3], row[4], "%s at step %d" % (c, self.step),
+                             (row[5], configured, row[6], row[7], row[8]))
             lease = tuple(rows[0][:3])
             if lease[1] == "held" and self.holder.get(lease[0], (None,))[0] != c:
                 self.holder[lease[0]] = (c, self.step)
