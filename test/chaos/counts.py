@@ -23,7 +23,7 @@ STATS_IDS = "SELECT layout, sum(ids) FROM idgen_stats GROUP BY layout"
 STATS_COLUMNS = ("SELECT layout, sum(ids), sum(shared_ids), extract(epoch FROM min(stats_reset)), "
                  "extract(epoch FROM max(stats_reset)) FROM idgen_stats GROUP BY layout")
 STATS_TIMES = ("SELECT layout, count(*) OVER (PARTITION BY layout), extract(epoch FROM time_left) * 1000, "
-               "extract(epoch FROM mark) * 1000, mark_lead_ms FROM idgen_stats")
+               "extract(epoch FROM mark) * 1000, mark_lead_ms, max_lead_ms FROM idgen_stats")
 SETTINGS = ("SELECT name, setting FROM pg_settings WHERE name IN "
             "('idgen.epoch', 'idgen.node_bits', 'idgen.clock_offset_ms')")
 # what a session held across a clock step makes before and after it
@@ -37,10 +37,14 @@ OWN_ROW = ("SELECT worker_id, ids_issued, extract(epoch FROM last_ts) * 1000, le
            " extract(epoch FROM claimed_at) * 1000, (SELECT extract(epoch FROM backend_start) * 1000"
            " FROM pg_stat_activity WHERE pid = pg_backend_pid()), current_setting('idgen.epoch'),"
            " current_setting('idgen.node_bits'), (SELECT sum(clock_regressions) FROM idgen_stats WHERE layout = 'idgen'),"
-           " (SELECT overflows FROM idgen_capacity WHERE name = 'stats')"
+           " (SELECT overflows FROM idgen_capacity WHERE name = 'stats'),"
+           " (SELECT max(max_lead_ms) FROM idgen_stats WHERE layout = 'idgen'), clock_waits,"
+           " (SELECT sum(clock_waits) FROM idgen_stats WHERE layout = 'idgen'),"
+           " (SELECT sum(clock_wait_ms) FROM idgen_stats WHERE layout = 'idgen')"
            " FROM idgen_workers WHERE pid = pg_backend_pid() AND NOT is_shared")
 OWN_COLUMNS = ("worker_id", "ids_issued", "last_ts", "lead_ms", "clock_regressions", "clock_behind", "claimed_at",
-               "backend_start", "epoch", "node_bits", "stats_regressions", "stats_overflows")
+               "backend_start", "epoch", "node_bits", "stats_regressions", "stats_overflows",
+               "stats_max_lead", "clock_waits", "stats_waits", "stats_wait_ms")
 # how far this host's clock and the server's may read apart, in ms
 CLOCK_SLACK_MS = 5
 REGRESSIONS = "SELECT layout, sum(clock_regressions) FROM idgen_stats GROUP BY layout"
@@ -67,7 +71,7 @@ class Counts:
                 continue
             self.counts[c] = {"db": db, "expected": collections.Counter(), "unknown": set(),
                               "table": self.capacity(c, db), "order": collections.defaultdict(list), "anonymous": set(),
-                              "reset_at": reset_at, "newest": {}}
+                              "reset_at": reset_at, "made": collections.defaultdict(list)}
             return
 
     def count_call(self, res):
@@ -84,7 +88,8 @@ class Counts:
             counts["unknown"].add(name)     # it may have made IDs it did not hand out
         else:
             counts["expected"][name] += len(res["ids"])
-            counts["newest"][name] = max(res["ids"] + [counts["newest"].get(name, 0)])
+            if res["ids"]:
+                counts["made"][name].append((max(res["ids"]), res["t1"]))
 
     def stats_check(self, c):
         counts = self.counts.pop(c, None)
@@ -103,10 +108,11 @@ class Counts:
         where = "server %s at step %d" % (c, self.step)
         drops_counted(counts["table"], table, counted_short(counts["expected"], got, counts["unknown"]), where)
         stats_columns(self.read(c, counts["db"], STATS_COLUMNS) or [], counts["reset_at"], time.time(), where)
-        self.stats_times(c, counts["db"], where, counts["newest"])
+        regressions = dict(self.read(c, counts["db"], REGRESSIONS) or [])
+        self.stats_times(c, counts["db"], where, {n: (made, bool(regressions.get(n, 1)))
+                                                  for n, made in counts["made"].items()})
         marks_full_counted([n for n, k in counts["expected"].items() if k], self.capacity(c, counts["db"], "marks"),
                            where)
-        regressions = dict(self.read(c, counts["db"], REGRESSIONS) or [])
         sessions = collections.Counter(n for names in counts["order"].values() for n in set(names))
         regressions_per_incident({n: int(k or 0) for n, k in regressions.items() if n not in counts["anonymous"]},
                                  sessions, where)
@@ -114,10 +120,11 @@ class Counts:
         if at_most:
             given_up_idle_first(counts["order"], counts["expected"], got, counts["unknown"], where)
 
-    def stats_times(self, c, db, where, newest):
+    def stats_times(self, c, db, where, made):
         """idgen_stats' times against the built-in layouts' definitions
-        (one name may be defined otherwise in each database); newest: the
-        burst's highest ID by layout name."""
+        (one name may be defined otherwise in each database); made: by
+        layout name, each call's highest ID and when it ended, and whether
+        the layout met a clock regression."""
         cl = self.clusters[c]
         try:
             rows = [(r[0], r[1]) + tuple(None if v is None else float(v) for v in r[2:])
@@ -128,7 +135,7 @@ class Counts:
         layouts = {n: builtin(n) for n in BUILTIN if n != "idgen"}
         layouts["idgen"] = default_layout(epoch_date_ms(s["idgen.epoch"]), int(s["idgen.node_bits"]))
         now = time.time() * 1000.0
-        stats_times_told(rows, layouts, (now, now + int(s["idgen.clock_offset_ms"])), where, newest)
+        stats_times_told(rows, layouts, (now, now + int(s["idgen.clock_offset_ms"])), where, made)
 
     def stats_at_rollback(self, cl, db, where):
         """README, idgen_stats: counts are published at transaction end, a
@@ -225,17 +232,39 @@ class Counts:
         never = fresh and clock_start > held["clock_before"] + slack
         highest = max(held["clock_first"], clock_start)
         lead_low = last["time"] - clock_end - slack if never else 0
+        kept = held["row"]["stats_overflows"] == row["stats_overflows"]
         return {"worker_id": first["worker"] if first["worker"] == last["worker"] else None,
                 "ids_issued": 1 + len(ids), "last_ts": float(last["time"]),
                 "lead_ms": (max(lead_low, 0), max(last["time"] - highest, 0) + slack),
                 "clock_behind": True if behind else False if never else None,
                 "clock_regressions": 1 if behind and fresh else 0 if never else None,
+                # a tick's lead counts from the highest clock then, at most the last
+                "stats_max_lead": (row["lead_ms"], float("inf")) if kept and row["lead_ms"] is not None else None,
                 # idgen_stats counts the same incident, once (its entry kept)
-                "stats_regressions": None if held["row"]["stats_overflows"] != row["stats_overflows"] or
-                held["row"]["stats_regressions"] is None else
+                "stats_regressions": None if not kept or held["row"]["stats_regressions"] is None else
                 held["row"]["stats_regressions"] + 1 if behind and fresh else
                 held["row"]["stats_regressions"] if never else None,
-                "claimed_at": (float(row["backend_start"]) - 1, held["first_end"] + slack)}
+                "claimed_at": (float(row["backend_start"]) - 1, held["first_end"] + slack),
+                # its waits for the clock, the same in both views, and their time
+                "stats_waits": Counts.waits_expected(held["row"], row) if kept else None,
+                "stats_wait_ms": Counts.wait_ms_expected(held["row"], row) if kept else None}
+
+    @staticmethod
+    def waits_expected(before, after):
+        """idgen_stats' clock_waits of idgen's layout after the held
+        session's calls: as many more as its own row counted."""
+        if before["stats_waits"] is None or before["clock_waits"] is None or after["clock_waits"] is None:
+            return None
+        return int(before["stats_waits"]) + int(after["clock_waits"]) - int(before["clock_waits"])
+
+    @staticmethod
+    def wait_ms_expected(before, after):
+        """Its clock_wait_ms after those calls: more where it waited,
+        the same where it did not."""
+        if before["stats_wait_ms"] is None or before["clock_waits"] is None or after["clock_waits"] is None:
+            return None
+        was = float(before["stats_wait_ms"])
+        return (was + 1e-6, float("inf")) if after["clock_waits"] != before["clock_waits"] else (was, was)
 
     def capacity(self, c, db, name="stats"):
         """c's table `name` in idgen_capacity: (overflows, in_use,

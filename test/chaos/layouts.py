@@ -41,6 +41,9 @@ FAMILIES = [
     (("time", "node", "sequence", "random"), (41, 6, 8, 8), "1 millisecond", 2),
     # node ids 0 and 1 only: servers with others must refuse it, every time
     (("time", "node", "sequence"), (41, 1, 12), "1 millisecond", 2),
+    # no node field, and a worker field of as many bits as node_bits 5:
+    # one worker id a node there, two under 4, none (refused) under 6 and 8
+    (("time", "worker", "sequence"), (41, 5, 17), "1 millisecond", 2),
     # a time field of 8.192 s, 16 IDs a millisecond: the time_end drill
     # defines it to end seconds later (never drawn: under EPOCHS it has ended)
     (("time", "node", "sequence"), (13, 7, 4), "1 millisecond", 2),

@@ -33,7 +33,7 @@ class Leases:
             except psycopg2.Error:
                 continue
             registry = self.clusters[c].settings.get("node_registry") or ""
-            configured = "etcd" if registry.startswith("etcd:") else "lease" if registry else "setting"
+            configured = "etcd" if registry.startswith(("etcd:", "etcds:")) else "lease" if registry else "setting"
             row = rows[0]
             lease_state_told(row[3], row[4], "%s at step %d" % (c, self.step),
                              (row[5], configured, row[6], row[7], row[8]))

@@ -36,6 +36,8 @@ GENERATING_OUT_OF_RANGE = [
     # a shard for a layout without a shard field
     "SELECT idgen_next('twitter', 0)", "SELECT idgen_next_batch(1, 'js53', 0)",
     "SELECT idgen_next_block(1, 'pgedge', 0)",
+    # idgen's own layout by name takes its own path, and has no shard field either
+    "SELECT idgen_next('idgen', 0)", "SELECT idgen_next_batch(1, 'idgen', 0)", "SELECT idgen_next_block(1, 'idgen', 0)",
 ]
 
 # Calls of the others just past their ranges, that need no layout's epoch.
@@ -173,6 +175,31 @@ def edges(layout, name):
     return calls
 
 
+# docs/guarantees.md, The time field: a layout whose row arrived as it was
+# (a restore with triggers disabled), its epoch ahead of the clock or its
+# time field over, refuses on every path that starts a tick.  Each in a
+# transaction that ask_inputs rolls back.
+AS_IS = ("BEGIN; SET LOCAL session_replication_role = replica; INSERT INTO idgen_layout (name, epoch, fields, widths)"
+         " VALUES ('chaos_as_is', %s, '{time,node,worker,sequence}', %s); SET LOCAL session_replication_role = origin;"
+         " SELECT %s")
+AS_IS_ROWS = [("date_trunc('second', now()) + interval '1 day'", "'{41,5,5,12}'"),
+              ("'2000-01-01+00'", "'{20,5,5,12}'")]
+AS_IS_CALLS = ["idgen_next('chaos_as_is')", "idgen_next_batch(3, 'chaos_as_is')::text",
+               "idgen_next_block(3, 'chaos_as_is')"]
+
+
+# docs/guarantees.md, A role without privileges: idgen's triggers refuse to
+# run on any other table or event (39P01).  Each fired on a table of the
+# probe's own, in a transaction that ask_inputs rolls back.
+TRIGGERS = ("SELECT p.oid::regproc::text FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_depend d"
+            " ON d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'"
+            " JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'idgen'"
+            " WHERE p.prorettype = 'pg_catalog.trigger'::regtype ORDER BY 1")
+ELSEWHERE = ("BEGIN; CREATE TEMP TABLE chaos_elsewhere (system_identifier bigint, recorded_at timestamptz);"
+             " CREATE TRIGGER chaos_elsewhere %s INSERT ON chaos_elsewhere FOR EACH %s EXECUTE FUNCTION %s();"
+             " INSERT INTO chaos_elsewhere VALUES (12345, now()); SELECT 1")
+
+
 def input_calls(settings):
     """The calls past the ranges, EXACT, and the edges of the binary
     built-in layouts and of idgen's own under the server's settings (by
@@ -242,6 +269,20 @@ class Probes:
             for db in idgen_dbs(cl, current=True)[:1]:
                 self.ask_inputs(cl, db, "%s/%s after %s at step %d" % (c, db, op["op"], self.step))
 
+    @staticmethod
+    def ask_rolled_back(cur, where):
+        """The calls that write, each in a transaction rolled back: in a
+        layout whose row arrived as it was, and idgen's triggers fired on
+        a table of the probe's own."""
+        cur.execute(TRIGGERS)
+        calls = [(AS_IS % (epoch, widths, call), REFUSED) for epoch, widths in AS_IS_ROWS for call in AS_IS_CALLS] + \
+            [(ELSEWHERE % (when, level, f), refused_with("39P01")) for (f,) in cur.fetchall()
+             for when in ("BEFORE", "AFTER") for level in ("ROW", "STATEMENT")]
+        for sql, expected in calls:
+            got = answer(cur, sql)
+            cur.execute("ROLLBACK")
+            input_judged(sql, expected, got, where)
+
     def ask_inputs(self, cl, db, where):
         conn = cl.connect(db)
         try:
@@ -254,6 +295,7 @@ class Probes:
                 for sql, expected, got in objectids.index_answers(cur, answer):
                     input_judged(sql, expected, got, where)
                     self.inputs_checked += 1
+                self.ask_rolled_back(cur, where)
                 if not cl.unpolled:
                     # taken, the horizon's file would hold marks of its own
                     self.horizon_warns(conn, cur, where)
