@@ -23,7 +23,7 @@ STATS_IDS = "SELECT layout, sum(ids) FROM idgen_stats GROUP BY layout"
 STATS_COLUMNS = ("SELECT layout, sum(ids), sum(shared_ids), extract(epoch FROM min(stats_reset)), "
                  "extract(epoch FROM max(stats_reset)) FROM idgen_stats GROUP BY layout")
 STATS_TIMES = ("SELECT layout, count(*) OVER (PARTITION BY layout), extract(epoch FROM time_left) * 1000, "
-               "extract(epoch FROM mark) * 1000, mark_lead_ms, max_lead_ms FROM idgen_stats")
+               "extract(epoch FROM mark) * 1000, mark_lead_ms FROM idgen_stats")
 SETTINGS = ("SELECT name, setting FROM pg_settings WHERE name IN "
             "('idgen.epoch', 'idgen.node_bits', 'idgen.clock_offset_ms')")
 # what a session held across a clock step makes before and after it
@@ -108,11 +108,10 @@ class Counts:
         where = "server %s at step %d" % (c, self.step)
         drops_counted(counts["table"], table, counted_short(counts["expected"], got, counts["unknown"]), where)
         stats_columns(self.read(c, counts["db"], STATS_COLUMNS) or [], counts["reset_at"], time.time(), where)
-        regressions = dict(self.read(c, counts["db"], REGRESSIONS) or [])
-        self.stats_times(c, counts["db"], where, {n: (made, bool(regressions.get(n, 1)))
-                                                  for n, made in counts["made"].items()})
+        self.stats_times(c, counts["db"], where, counts["made"])
         marks_full_counted([n for n, k in counts["expected"].items() if k], self.capacity(c, counts["db"], "marks"),
                            where)
+        regressions = dict(self.read(c, counts["db"], REGRESSIONS) or [])
         sessions = collections.Counter(n for names in counts["order"].values() for n in set(names))
         regressions_per_incident({n: int(k or 0) for n, k in regressions.items() if n not in counts["anonymous"]},
                                  sessions, where)
@@ -123,8 +122,7 @@ class Counts:
     def stats_times(self, c, db, where, made):
         """idgen_stats' times against the built-in layouts' definitions
         (one name may be defined otherwise in each database); made: by
-        layout name, each call's highest ID and when it ended, and whether
-        the layout met a clock regression."""
+        layout name, each call's highest ID and when it ended."""
         cl = self.clusters[c]
         try:
             rows = [(r[0], r[1]) + tuple(None if v is None else float(v) for v in r[2:])

@@ -111,20 +111,16 @@ def nodes_judged(rows, want, columns, server, where):
 def stats_times_told(rows, layouts, clocks, where, made=None):
     """README, Monitoring: idgen_stats' time_left is until the layout's
     time field runs out, and mark_lead_ms how far its mark is ahead of
-    the clock; the mark, a high-water mark, is at or past every ID made;
-    max_lead_ms at least how far an ID ran ahead of the clock at its
-    call's end, where the layout met no clock regression (its lead counts
-    from the highest clock seen, then at most the clock).  rows: (layout,
-    its rows, time_left and mark in Unix ms, mark_lead_ms, max_lead_ms);
+    the clock; the mark, a high-water mark, is at or past every ID made.
+    rows: (layout, its rows, time_left and mark in Unix ms, mark_lead_ms);
     layouts: name -> Layout; clocks: this host's clock and idgen's (either
-    may be the view's); made: name -> ([(a call's highest ID, its end in
-    Unix ms)], whether it regressed)."""
-    for name, n, left, mark, lead, max_lead in rows:
+    may be the view's); made: name -> [(a call's highest ID, its end in
+    Unix ms)]."""
+    for name, n, left, mark, lead in rows:
         layout = layouts.get(name)
         if n != 1 or layout is None or left is None:
             continue
-        calls, regressed = (made or {}).get(name, ([], True))
-        ahead = [layout.decode(i)["time"] - t1 - (clocks[1] - clocks[0]) for i, t1 in calls]
+        calls = (made or {}).get(name, [])
         end = layout.time_end_ms()
         near_end = end - max(clocks) < 60000
         off = min(abs(left - (end - now)) for now in clocks)
@@ -137,8 +133,6 @@ def stats_times_told(rows, layouts, clocks, where, made=None):
             wrong = "mark_lead_ms %d with its mark at %s" % (lead, fmt_ms(mark))
         if calls and (mark is None or mark < max(layout.decode(i)["time"] for i, _ in calls)):
             wrong = "its mark at %s, below an ID it made" % ("NULL" if mark is None else fmt_ms(mark))
-        if not regressed and ahead and max(ahead) > 5 and (max_lead or 0) < max(ahead) - 5:
-            wrong = "max_lead_ms %s, where an ID ran %.0f ms ahead of idgen's clock" % (max_lead, max(ahead))
         if wrong:
             raise Violation("stats times", name, "%s: idgen_stats of layout %s has %s" % (where, name, wrong))
 

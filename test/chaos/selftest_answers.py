@@ -48,21 +48,16 @@ class Answers(unittest.TestCase):
         layouts = {"idgen": idgen, "twitter": builtin("twitter")}
         left = idgen.time_end_ms() - NOW
         self.assertEqual(idgen.time_end_ms(), epoch_date_ms("2024-01-01") + (1 << 41))
-        stats_times_told([("idgen", 1, left - 900, NOW + 990, 990, 0), ("twitter", 2, 0, None, None, None)], layouts,
+        stats_times_told([("idgen", 1, left - 900, NOW + 990, 990), ("twitter", 2, 0, None, None)], layouts,
                          (NOW, NOW + 40000), "here")
-        for row in (("idgen", 1, left + 3600000, None, None, 0), ("idgen", 1, left, NOW + 990, 40000, 0)):
+        for row in (("idgen", 1, left + 3600000, None, None), ("idgen", 1, left, NOW + 990, 40000)):
             with self.assertRaisesRegex(Violation, "stats times"):
                 stats_times_told([row], layouts, (NOW, NOW + 40000), "here")
-        # an ID 200 ms ahead of idgen's clock at its call's end, no regression
-        ahead = ((NOW + 40200 - idgen.epoch_ms) << 22, NOW)
-        stats_times_told([("idgen", 1, left, NOW + 40990, 40990, 200)], layouts, (NOW, NOW + 40000), "here",
-                         {"idgen": ([ahead], False)})
-        stats_times_told([("idgen", 1, left, NOW + 40990, 40990, 0)], layouts, (NOW, NOW + 40000), "here",
-                         {"idgen": ([ahead], True)})
-        for max_lead, mark in ((0, NOW + 40990), (200, NOW + 40100)):
-            with self.assertRaisesRegex(Violation, "stats times"):
-                stats_times_told([("idgen", 1, left, mark, mark - NOW, max_lead)], layouts, (NOW, NOW + 40000),
-                                 "here", {"idgen": ([ahead], False)})
+        # the mark at or past the highest ID made
+        made = {"idgen": [((NOW + 40200 - idgen.epoch_ms) << 22, NOW)]}
+        stats_times_told([("idgen", 1, left, NOW + 40990, 40990)], layouts, (NOW, NOW + 40000), "here", made)
+        with self.assertRaisesRegex(Violation, "stats times"):
+            stats_times_told([("idgen", 1, left, NOW + 40100, 40100)], layouts, (NOW, NOW + 40000), "here", made)
 
     def test_errors_keep_the_sqlstate_troubleshooting_gives(self):
         codes = documented()[1]
