@@ -269,7 +269,7 @@ SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                                                           "blind7_", "blind8_", "blind9_", "blind10_",
                                                           "blind11_", "blind12_", "blind13_", "blind14_", "blind15_",
                                                           "blind16_", "blind17_", "blind18_", "blind19_",
-                                                          "blind20_"))} - {
+                                                          "blind20_", "blind21_"))} - {
                   # but those --rates killed on three, each within a minute (2026-11-27)
                   "blind4_shard_range_edge", "blind5_horizon_floor_from_file_floor",
                   "blind5_node_id_rejected_value_kept_default", "blind6_horizon_prepared_epoch_sign",
