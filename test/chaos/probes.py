@@ -176,13 +176,15 @@ def edges(layout, name):
 
 
 # docs/guarantees.md, The time field: a layout whose row arrived as it was
-# (a restore with triggers disabled), its epoch ahead of the clock or its
-# time field over, refuses on every path that starts a tick.  Each in a
-# transaction that ask_inputs rolls back.
+# (a restore with triggers disabled), its epoch a day ahead of idgen's
+# clock (the server's moved by idgen.clock_offset_ms) or its time field
+# over, refuses on every path that starts a tick.  Each in a transaction
+# that ask_inputs rolls back.
 AS_IS = ("BEGIN; SET LOCAL session_replication_role = replica; INSERT INTO idgen_layout (name, epoch, fields, widths)"
          " VALUES ('chaos_as_is', %s, '{time,node,worker,sequence}', %s); SET LOCAL session_replication_role = origin;"
          " SELECT %s")
-AS_IS_ROWS = [("date_trunc('second', now()) + interval '1 day'", "'{41,5,5,12}'"),
+AS_IS_ROWS = [("date_trunc('second', now()) + interval '1 day' + interval '1 millisecond' * (SELECT setting::bigint"
+               " FROM pg_settings WHERE name = 'idgen.clock_offset_ms')", "'{41,5,5,12}'"),
               ("'2000-01-01+00'", "'{20,5,5,12}'")]
 AS_IS_CALLS = ["idgen_next('chaos_as_is')", "idgen_next_batch(3, 'chaos_as_is')::text",
                "idgen_next_block(3, 'chaos_as_is')"]
