@@ -17,7 +17,8 @@ from invariants import flawed_start_refused, refused_definition, setting_judged
 from layouts import FAMILIES
 
 FLAWS = ["twice", "time_later", "unknown", "negative", "too_wide", "no_time", "tick", "radix", "name",
-         "widths_short", "null_width", "field_wide", "epoch_fraction", "epoch_early", "epoch_future", "ended"]
+         "widths_short", "null_width", "field_wide", "epoch_fraction", "epoch_early", "epoch_future", "ended",
+         "past_9999"]
 # docs/design.md, Layouts defined in SQL: checked when defined by the
 # function only; a row that arrives otherwise (a restore) was made before
 DEFINE_ONLY = ["epoch_future", "ended"]
@@ -123,6 +124,17 @@ def widths_short(bad, other, k):
     bad["widths"].pop()
 
 
+def past_9999(bad, other, k):
+    """Ticks of a second, 2^38 of them from an epoch of this century: the
+    time field reaches past the year 9999 (2^37, an edge, is taken).  The
+    sequence takes the bits time gives up or gives."""
+    if bad["radix"] == 10 or "sequence" not in bad["fields"]:
+        return False
+    bad["unit"] = "1 second"
+    bad["widths"][bad["fields"].index("sequence")] += bad["widths"][0] - 38
+    bad["widths"][0] = 38
+
+
 def ended(bad, other, k):
     """About 17 minutes of ticks from an epoch years ago."""
     bad["widths"][0] = 6 if bad["radix"] == 10 else 20
@@ -151,7 +163,7 @@ FLAW_EDITS = {
     "no_time": no_time, "widths_short": widths_short, "tick": long_tick, "field_wide": widen_field,
     "radix": value_set("radix", BAD_RADIXES), "name": value_set("name", BAD_NAMES),
     "epoch_fraction": epoch_fraction, "epoch_early": early_epoch,
-    "epoch_future": value_set("epoch", value=FUTURE), "ended": ended,
+    "epoch_future": value_set("epoch", value=FUTURE), "ended": ended, "past_9999": past_9999,
 }
 
 
