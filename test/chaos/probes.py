@@ -190,6 +190,12 @@ AS_IS_CALLS = ["idgen_next('chaos_as_is')", "idgen_next_batch(3, 'chaos_as_is'):
                "idgen_next_block(3, 'chaos_as_is')"]
 
 
+# docs/design.md, Layouts: without a node field, a worker (or else shard)
+# field is split among the node ids idgen.node_bits allows; one narrower
+# than that gives a node id none, and generating in it is refused.
+NARROW = ("BEGIN; SELECT idgen_define_layout('chaos_narrow', '2020-01-01+00', '{time,%s,sequence}', '{40,%d,%d}');"
+          " SELECT idgen_next('chaos_narrow')")
+
 # docs/guarantees.md, A role without privileges: idgen's triggers refuse to
 # run on any other table or event (39P01).  Each fired on a table of the
 # probe's own, in a transaction that ask_inputs rolls back.
@@ -272,14 +278,18 @@ class Probes:
                 self.ask_inputs(cl, db, "%s/%s after %s at step %d" % (c, db, op["op"], self.step))
 
     @staticmethod
-    def ask_rolled_back(cur, where):
+    def ask_rolled_back(cur, settings, where):
         """The calls that write, each in a transaction rolled back: in a
-        layout whose row arrived as it was, and idgen's triggers fired on
-        a table of the probe's own."""
+        layout whose row arrived as it was, in layouts whose one field
+        that tells servers apart is too narrow for the server's node_bits,
+        and idgen's triggers fired on a table of the probe's own."""
         cur.execute(TRIGGERS)
         calls = [(AS_IS % (epoch, widths, call), REFUSED) for epoch, widths in AS_IS_ROWS for call in AS_IS_CALLS] + \
             [(ELSEWHERE % (when, level, f), refused_with("39P01")) for (f,) in cur.fetchall()
              for when in ("BEFORE", "AFTER") for level in ("ROW", "STATEMENT")]
+        if valid_layout_settings(settings) and int(settings["node_bits"]) > 0:
+            bits = int(settings["node_bits"])
+            calls += [(NARROW % (field, bits - 1, 62 - 40 - bits), REFUSED) for field in ("worker", "shard")]
         for sql, expected in calls:
             got = answer(cur, sql)
             cur.execute("ROLLBACK")
@@ -297,7 +307,7 @@ class Probes:
                 for sql, expected, got in objectids.index_answers(cur, answer):
                     input_judged(sql, expected, got, where)
                     self.inputs_checked += 1
-                self.ask_rolled_back(cur, where)
+                self.ask_rolled_back(cur, cl.settings, where)
                 if not cl.unpolled:
                     # taken, the horizon's file would hold marks of its own
                     self.horizon_warns(conn, cur, where)
