@@ -10,6 +10,7 @@ quietly testing nothing: refresh it with the code.
   mutants.py describe NAME         what the mutant breaks
   mutants.py check [NAME...]       every mutant named (default all) applies here
   mutants.py apply NAME DIR        plants it in the copy of the checkout in DIR
+                                   and prints the path of the file it changed
   mutants.py daily K               K names for today, by the day of the year,
                                    among those every seed can kill
 """
@@ -299,6 +300,7 @@ def main(argv):
         path, text = mutate(args[0], args[1])
         with open(os.path.join(args[1], path), "w") as f:
             f.write(text)
+        print(path)
     elif cmd == "daily" and len(args) == 1:
         names = [n for n in BY_NAME if n not in SEED_DEPENDENT]
         k = min(int(args[0]), len(names))
