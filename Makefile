@@ -48,6 +48,7 @@ OBJS = \
 	src/marks/marks_xlog.o \
 	src/provenance/clone.o \
 	src/provenance/provenance.o \
+	src/provenance/provenance_state.o \
 	src/provenance/provenance_table.o \
 	src/provenance/provenance_trigger.o \
 	src/rmgr.o \

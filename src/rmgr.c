@@ -3,11 +3,13 @@
  *		idgen's custom WAL resource manager: redo, desc and identify, as
  *		test_custom_rmgrs has them.
  *
- * Two kinds of record (idgen_xlog.h): a layout's high-water mark, which
+ * Three kinds of record (idgen_xlog.h): a layout's high-water mark, which
  * marks_xlog.c writes so that a promoted standby resumes above its old
- * primary's IDs, and a prepared transaction's horizon entry, which
- * horizon_file.c writes so that a standby holds it after promotion.  Redo
- * hands each record's contents to its owner.
+ * primary's IDs; a prepared transaction's horizon entry, which
+ * horizon_file.c writes so that a standby holds it after promotion; and a
+ * cluster found uncovered, which provenance_state.c writes so that a
+ * standby refuses as its primary does.  Redo hands each record's contents
+ * to its owner.
  */
 #include "postgres.h"
 
@@ -18,6 +20,7 @@
 #include "base/idgen_xlog.h"
 #include "horizon/horizon.h"
 #include "marks/marks.h"
+#include "provenance/provenance.h"
 #include "rmgr.h"
 
 /* Either mark record, as a mark of a node id (MARKS_ANY_NODE for the older one). */
@@ -71,13 +74,27 @@ rmgr_read_horizon_prepared(XLogReaderState *record, xl_idgen_horizon_prepared_de
 	return true;
 }
 
+/* A cluster found uncovered; false when the record is not one. */
+static bool
+rmgr_read_foreign(XLogReaderState *record, xl_idgen_foreign *rec)
+{
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) != XLOG_IDGEN_FOREIGN ||
+		XLogRecGetDataLen(record) != SizeOfIdgenForeign)
+		return false;
+	memcpy(rec, XLogRecGetData(record), SizeOfIdgenForeign);
+	return true;
+}
+
 static void
 rmgr_redo(XLogReaderState *record)
 {
 	xl_idgen_mark_node rec;
 	xl_idgen_horizon_prepared_default hrec;
+	xl_idgen_foreign frec;
 
-	if (rmgr_read_horizon_prepared(record, &hrec))
+	if (rmgr_read_foreign(record, &frec))
+		provenance_redo_note(frec.system, frec.db);
+	else if (rmgr_read_horizon_prepared(record, &hrec))
 		horizon_redo_prepared(hrec.xid, hrec.ms, hrec.default_ms, hrec.epoch_ms);
 	else if (rmgr_read_mark(record, &rec))
 		marks_redo_mark(rec.layout, rec.epoch_ms, rec.mark_ms, rec.node, rec.node_bits);
@@ -91,8 +108,11 @@ rmgr_desc(StringInfo buf, XLogReaderState *record)
 {
 	xl_idgen_mark_node rec;
 	xl_idgen_horizon_prepared_default hrec;
+	xl_idgen_foreign frec;
 
-	if (rmgr_read_horizon_prepared(record, &hrec))
+	if (rmgr_read_foreign(record, &frec))
+		appendStringInfo(buf, "system " UINT64_FORMAT " database %u", frec.system, frec.db);
+	else if (rmgr_read_horizon_prepared(record, &hrec))
 	{
 		appendStringInfo(buf, "xid %u horizon %lld (Unix ms)", hrec.xid, (long long) hrec.ms);
 		if (hrec.epoch_ms != PG_INT64_MIN)
@@ -119,6 +139,8 @@ rmgr_identify(uint8 info)
 		case XLOG_IDGEN_HORIZON_PREPARED:
 		case XLOG_IDGEN_HORIZON_PREPARED_DEFAULT:	/* with the default layout's start */
 			return "HORIZON_PREPARED";
+		case XLOG_IDGEN_FOREIGN:
+			return "FOREIGN";
 	}
 	return NULL;
 }

@@ -2,8 +2,13 @@
 # idgen: the restored rows of idgen_system make the whole server refuse at
 # once, so a session of the other database, which never reads the restored
 # one, refuses too; before, only a backend of the restored database noticed,
-# and the other database repeated the old IDs.  The control: the same
-# session before the restore generates.
+# and the other database repeated the old IDs.  The refusal outlives a
+# restart of the server and the promotion of its standby (restarted first),
+# after which, in 1.5 before the fix, the other database generated again at
+# the old IDs' time: idgen_hwm and WAL now note the cluster found.  The
+# controls: the same session before the restore generates; and after the
+# restart, and on the promoted standby, with the note taken out of
+# idgen_hwm, the other database generates at the old time again.
 use strict;
 use warnings;
 use FindBin;
@@ -24,15 +29,16 @@ my $dump = $old->basedir . '/old.dump';
 $old->command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $old->connstr('postgres') ], 'pg_dump');
 $old->stop;
 
-my $new = idgen_node('ro_new', $conf);
+my $new = idgen_node('ro_new', $conf, allows_streaming => 1);
 $new->safe_psql('postgres', 'CREATE DATABASE other; CREATE DATABASE app');
 $new->safe_psql('other', 'CREATE EXTENSION idgen');
+my $standby = node_from_backup($new, 'ro_standby');
 
 # IDs of database $db with the clock at the old IDs' first millisecond.
 sub at_old_time
 {
-	my ($db) = @_;
-	return $new->psql($db, qq(
+	my ($db, $node) = @_;
+	return ($node // $new)->psql($db, qq(
 		SELECT set_config('idgen.clock_offset_ms',
 			($first_ms - (extract(epoch FROM clock_timestamp()) * 1000)::bigint)::text, false);
 		SELECT count(*) FROM (SELECT idgen_next() FROM generate_series(1, 1000)) n));
@@ -48,6 +54,53 @@ ok($new->log_contains('WARNING:  database "app" now holds idgen IDs of another c
 ($ret, $out, $err) = at_old_time('other');
 like($err, qr/ERROR:  database "app" holds idgen IDs of another cluster/,
 	'a new session of the other database refuses, naming the restored one');
+
+# The refusal outlives a restart: no session of the restored database
+# generates after it, so only what the server kept can say so.
+$new->restart;
+($ret, $out, $err) = at_old_time('other');
+like($err, qr/ERROR:  database "app" holds idgen IDs of another cluster/,
+	'after a restart, a session of the other database still refuses');
+
+# Stops $node and takes the notes of clusters found uncovered out of its
+# idgen_hwm, as 1.5 wrote the file before the fix; starts it again.
+sub without_notes
+{
+	my ($node) = @_;
+	my $hwm = $node->data_dir . '/idgen_hwm';
+	$node->stop;
+	my $kept = slurp_file($hwm);
+	(my $bare = $kept) =~ s/ ![0-9]+:[0-9]+//g;
+	isnt($bare, $kept, $node->name . "'s idgen_hwm notes the restored cluster");
+	open(my $fh, '>', $hwm) or die "cannot write $hwm: $!";
+	print $fh $bare;
+	close $fh;
+	$node->start;
+}
+
+# The standby replayed the note: restarted after a restartpoint past it,
+# then promoted, it refuses as its primary did.
+$new->wait_for_catchup($standby, 'replay');
+$new->safe_psql('postgres', 'CHECKPOINT');
+$new->wait_for_catchup($standby, 'replay');
+$standby->safe_psql('postgres', 'CHECKPOINT');
+$standby->restart;
+$standby->promote;
+($ret, $out, $err) = at_old_time('other', $standby);
+like($err, qr/ERROR:  database "app" holds idgen IDs of another cluster/,
+	'the standby, restarted and promoted, refuses in the other database');
+without_notes($standby);
+($ret, $out, $err) = at_old_time('other', $standby);
+is($ret, 0, 'control: without the note, the promoted standby generates at the old time');
+$standby->stop;
+
+$new->restart;
+($ret, $out, $err) = at_old_time('other');
+like($err, qr/ERROR:  database "app" holds idgen IDs of another cluster/,
+	'after a restart, a session of the other database still refuses');
+without_notes($new);
+($ret, $out, $err) = at_old_time('other');
+is($ret, 0, 'control: without the note, the other database generates at the old time after a restart');
 
 my $newest = $new->safe_psql('app', 'SELECT (idgen_decode(max(id))).ts FROM ids');
 $new->safe_psql('app', "SELECT idgen_resume_after('$newest')");

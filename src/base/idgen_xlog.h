@@ -2,8 +2,8 @@
  * idgen_xlog.h
  *		The records of idgen's WAL resource manager, as heapam_xlog.h has
  *		heap's: each owner inserts its own (marks_xlog.c a layout's mark,
- *		horizon_file.c a prepared transaction's entry); rmgr.c replays and
- *		describes them.
+ *		horizon_file.c a prepared transaction's entry, provenance_state.c a
+ *		cluster found uncovered); rmgr.c replays and describes them.
  *
  * The resource manager id is IDGEN_RMGR_ID, 171 unless the build says
  * otherwise (make IDGEN_RMGR_ID=N).  It is in PostgreSQL's range for custom
@@ -24,6 +24,7 @@
 #define XLOG_IDGEN_MARK_NODE 0x20	/* a mark of one node id */
 #define XLOG_IDGEN_HORIZON_PREPARED 0x30	/* a prepared transaction's entry */
 #define XLOG_IDGEN_HORIZON_PREPARED_DEFAULT 0x40	/* the same, with its default layout's start */
+#define XLOG_IDGEN_FOREIGN 0x50		/* a cluster found uncovered in a database */
 
 /* A layout's mark of every node id, as the WAL carries it. */
 typedef struct xl_idgen_mark
@@ -71,5 +72,17 @@ typedef struct xl_idgen_horizon_prepared_default
 } xl_idgen_horizon_prepared_default;
 
 #define SizeOfIdgenHorizonPreparedDefault sizeof(xl_idgen_horizon_prepared_default)
+
+/*
+ * A cluster whose IDs a database holds and the marks do not cover, as the
+ * primary found it: a standby keeps the refusal, also once promoted.
+ */
+typedef struct xl_idgen_foreign
+{
+	uint64		system;
+	Oid			db;
+} xl_idgen_foreign;
+
+#define SizeOfIdgenForeign (offsetof(xl_idgen_foreign, db) + sizeof(Oid))
 
 #endif							/* IDGEN_XLOG_H */

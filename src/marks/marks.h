@@ -53,6 +53,7 @@ extern bool marks_readable(void);
 extern void marks_require_readable(void);
 extern bool marks_reserve(MarkEntry *entry, int64 tick_start_ms);
 extern void marks_raise_all(int64 ms, int64 default_ms);
+extern void marks_rewrite(void);
 extern int64 marks_default_epoch_read(void);
 extern int64 marks_bind_default_layout(int64 epoch_ms, int64 mark);
 extern int64 marks_node_highest(int node, int node_bits);

@@ -215,6 +215,20 @@ marks_raise_all(int64 ms, int64 default_ms)
 }
 
 /*
+ * Writes the file again, its marks as they are, for its client whose line
+ * changed.  Not while the file is unreadable: generation refuses for it
+ * anyway, and the file is what the DBA has to mend.
+ */
+void
+marks_rewrite(void)
+{
+	LWLockAcquire(mark_table->lock, LW_EXCLUSIVE);
+	if (!mark_table->corrupt)
+		marks_write(NULL);
+	LWLockRelease(mark_table->lock);
+}
+
+/*
  * The highest mark that binds a node id under node_bits, in any layout:
  * every tick this server used under the node id starts below it
  * (lease_worker.c reports it to the registry).  -1 when the file was

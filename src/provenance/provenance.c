@@ -44,7 +44,6 @@
 #include "access/xlog.h"
 #include "commands/dbcommands.h"
 #include "fmgr.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lwlock.h"
 #include "utils/builtins.h"
@@ -55,26 +54,8 @@
 #include "base/settings.h"
 #include "marks/marks.h"
 #include "provenance.h"
+#include "provenance_shared.h"
 #include "provenance_table.h"
-
-#define PROVENANCE_LINE			"# systems"
-#define PROVENANCE_MAX_SYSTEMS	64
-
-typedef struct ProvenanceShared
-{
-	LWLock	   *lock;
-	bool		lost;			/* idgen_hwm is missing from a directory that kept it */
-	bool		refusing;		/* lost, or a database held IDs the marks miss */
-	bool		resumed;		/* idgen_resume_after() ran: restart */
-	uint64		foreign;		/* the cluster whose IDs the marks miss */
-	TimestampTz foreign_recorded_at;	/* its row's */
-	char		foreign_db[NAMEDATALEN];
-	int			nsystems;
-	uint64		systems[PROVENANCE_MAX_SYSTEMS];	/* clusters the marks cover */
-	int64		epoch_ms;		/* the earliest idgen.epoch of IDs they cover */
-} ProvenanceShared;
-
-static ProvenanceShared *prov = NULL;
 
 /* Until shared memory is attached, a refusal that is never set. */
 static const bool never_refusing = false;
@@ -103,8 +84,6 @@ provenance_shmem_request(void)
 	RequestNamedLWLockTranche("idgen provenance", 1);
 }
 
-static bool provenance_load_line(const char *line);
-static void provenance_write_line(StringInfo buf);
 static bool provenance_settle(bool file_found);
 
 /*
@@ -136,80 +115,12 @@ provenance_shmem_init(void *at, bool found)
 	provenance_refusing = &prov->refusing;
 }
 
-static bool
-provenance_covers(uint64 system)
-{
-	for (int i = 0; i < prov->nsystems; i++)
-		if (prov->systems[i] == system)
-			return true;
-	return false;
-}
-
-/* false when the table is full */
-static bool
-provenance_add(uint64 system)
-{
-	if (provenance_covers(system))
-		return true;
-	if (prov->nsystems >= PROVENANCE_MAX_SYSTEMS)
-		return false;
-	prov->systems[prov->nsystems++] = system;
-	return true;
-}
-
-/*
- * A comment line of idgen_hwm: "# systems @<epoch ms> <id>..." (or "-" for
- * the ids, marks lost) is ours; other comments are not.  False when ours is
- * malformed.
- */
-static bool
-provenance_load_line(const char *line)
-{
-	const char *p = line + strlen(PROVENANCE_LINE);
-
-	if (strncmp(line, PROVENANCE_LINE, strlen(PROVENANCE_LINE)) != 0 || (*p != ' ' && *p != '\0'))
-		return true;
-	p += strspn(p, " ");
-	while (*p != '\0')
-	{
-		char	   *end = (char *) p + 1;
-		bool		epoch = *p == '@';
-
-		errno = 0;
-		if (*p == '-')
-			prov->lost = true;
-		else if (epoch)
-			prov->epoch_ms = strtoll(p + 1, &end, 10);
-		else if (!provenance_add(strtoull(p, &end, 10)))
-			return false;
-		if (end == p + epoch || errno != 0 || (*end != ' ' && *end != '\0'))
-			return false;
-		p = end + strspn(end, " ");
-	}
-	return true;
-}
-
-/* The line, for marks_load.c writing the file under its lock. */
-static void
-provenance_write_line(StringInfo buf)
-{
-	LWLockAcquire(prov->lock, LW_SHARED);
-	appendStringInfoString(buf, PROVENANCE_LINE);
-	appendStringInfo(buf, " @" INT64_FORMAT, prov->epoch_ms);
-	if (prov->lost)
-		appendStringInfoString(buf, " -");
-	else
-		for (int i = 0; i < prov->nsystems; i++)
-			appendStringInfo(buf, " " UINT64_FORMAT, prov->systems[i]);
-	appendStringInfoChar(buf, '\n');
-	LWLockRelease(prov->lock);
-}
-
 /*
  * At startup, once the file is read: a missing file is a new directory's,
  * or a lost one's if the directory kept it before (idgen_node); a file
  * without the line (before 1.5) covers this cluster.  The marks cover this
- * cluster from now on unless they were lost.
+ * cluster from now on unless they were lost.  Clusters found uncovered
+ * before the restart still make the server refuse.
  */
 static bool
 provenance_settle(bool file_found)
@@ -233,7 +144,8 @@ provenance_settle(bool file_found)
 	else
 		(void) provenance_add(self);
 	prov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms);
-	return !file_found || prov->nsystems != before || prov->epoch_ms != epoch_before;
+	return provenance_notes_settle() || !file_found || prov->nsystems != before ||
+		prov->epoch_ms != epoch_before;
 }
 
 /*
@@ -277,12 +189,13 @@ pg_noinline void
 provenance_refuse(void)
 {
 	ProvenanceShared why;
+	char	   *db;
 
 	LWLockAcquire(prov->lock, LW_SHARED);
 	why.resumed = prov->resumed;
 	why.lost = prov->lost;
 	why.foreign = prov->foreign;
-	strlcpy(why.foreign_db, prov->foreign_db, NAMEDATALEN);
+	why.foreign_db = prov->foreign_db;
 	LWLockRelease(prov->lock);
 	if (why.resumed)
 		ereport(ERROR,
@@ -298,13 +211,22 @@ provenance_refuse(void)
 				 errdetail("IDs this server issued before could be issued again."),
 				 errhint("Stop the server and put \"%s\" back from a backup of this data directory; or, as a superuser, run SELECT idgen_resume_after(t), t being a time after every ID this server issued, and restart the server.",
 						 "idgen_hwm")));
+	db = get_database_name(why.foreign_db);
+	if (db == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("a dropped database (OID %u) held idgen IDs of another cluster (system identifier " UINT64_FORMAT "), whose high-water marks this server does not have",
+						why.foreign_db, why.foreign),
+				 errdetail("IDs made here could repeat the old cluster's, wherever they are now."),
+				 errhint("Stop this server and copy \"%s\" from the data directory of the cluster with system identifier " UINT64_FORMAT " (pg_controldata shows it) into this one; or, as a superuser, run SELECT idgen_resume_after(t) in any database, t being a time after every ID that cluster issued, and restart the server.",
+						 "idgen_hwm", why.foreign)));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("database \"%s\" holds idgen IDs of another cluster (system identifier " UINT64_FORMAT "), whose high-water marks this server does not have",
-					why.foreign_db, why.foreign),
+					db, why.foreign),
 			 errdetail("The database was moved here by pg_upgrade or a restored dump; IDs made here could repeat the old cluster's."),
 			 errhint("Stop this server and copy \"%s\" from the data directory of the cluster with system identifier " UINT64_FORMAT " (pg_controldata shows it) into this one; or, as a superuser, run SELECT idgen_resume_after(t) in database \"%s\", t being a time after every ID that cluster issued, and restart the server.",
-					 "idgen_hwm", why.foreign, why.foreign_db)));
+					 "idgen_hwm", why.foreign, db)));
 }
 
 void
@@ -336,6 +258,8 @@ bool
 provenance_note_system(uint64 system, TimestampTz recorded_at)
 {
 	bool		covered;
+	bool		noted = true;
+	bool		added = false;
 
 	if (prov == NULL)
 		return false;			/* not preloaded: nothing generates */
@@ -345,10 +269,27 @@ provenance_note_system(uint64 system, TimestampTz recorded_at)
 	{
 		prov->foreign = system;
 		prov->foreign_recorded_at = recorded_at;
-		strlcpy(prov->foreign_db, get_database_name(MyDatabaseId), NAMEDATALEN);
+		prov->foreign_db = MyDatabaseId;
 	}
 	prov->refusing |= !covered;
+	if (!covered)
+		noted = provenance_note(system, MyDatabaseId, &added);
 	LWLockRelease(prov->lock);
+	if (!noted)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("idgen has found IDs of %d clusters it does not cover already", PROVENANCE_MAX_SYSTEMS),
+				 errdetail("The refusal for cluster " UINT64_FORMAT " could not be kept across a restart.", system),
+				 errhint("Run SELECT idgen_resume_after(t) in the databases the refusal names, restart the server, and try again.")));
+	/*
+	 * The refusal outlives a restart and a failover, after which this
+	 * database may be the last to look.
+	 */
+	if (added)
+	{
+		marks_rewrite();
+		provenance_log_note(system, MyDatabaseId);
+	}
 	return !covered;
 }
 
@@ -419,18 +360,8 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 				 errdetail("Generation would refuse until the clock passes it."),
 				 errhint("Pass the time of the newest ID issued, or wait until the clock is near it.  If idgen_decode() read that time from IDs made under an earlier idgen.epoch, set idgen.epoch to that epoch, restart the server, and run this again.")));
 	while ((uncovered = provenance_uncovered(&recorded_at)) != 0)
-	{
-		LWLockAcquire(prov->lock, LW_EXCLUSIVE);
-		if (!provenance_add(uncovered))
-		{
-			LWLockRelease(prov->lock);
-			ereport(ERROR,
-					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("idgen high-water marks cover %d clusters already", PROVENANCE_MAX_SYSTEMS),
-					 errhint("Delete the rows of idgen_system that name clusters no longer in use, and try again.")));
-		}
-		LWLockRelease(prov->lock);
-	}
+		provenance_cover(uncovered);
+	provenance_notes_cover(MyDatabaseId);
 	lead = provenance_table_epoch_lead();
 	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
 	prov->lost = false;

@@ -24,6 +24,9 @@ extern void provenance_set_recheck_hook(void (*hook) (void));
 /* provenance_trigger.c, when a row arrives in idgen_system */
 extern bool provenance_note_system(uint64 system, TimestampTz recorded_at);
 
+/* rmgr.c, replaying a cluster found uncovered on the primary */
+extern void provenance_redo_note(uint64 system, Oid db);
+
 /* The server's refusal, in shared memory: set once, never cleared. */
 extern const bool *provenance_refusing;
 pg_noreturn extern void provenance_refuse(void);

@@ -1,0 +1,240 @@
+/*
+ * provenance_state.c
+ *		The provenance module's shared state and its line of idgen_hwm: the
+ *		clusters whose IDs the marks cover, and those found uncovered.
+ *
+ * A cluster found uncovered makes the server refuse (provenance.c); the
+ * note of it in the file keeps the refusal across a restart, after which
+ * backends of other databases would otherwise generate first and never
+ * look at the database holding the old IDs.  A note goes once its cluster
+ * is covered: idgen_resume_after() in that database, or in any database
+ * once that one is dropped.  WAL carries each note to standbys, whose
+ * promotion is a start as well.
+ */
+#include "postgres.h"
+
+#include "access/xloginsert.h"
+#include "commands/dbcommands.h"
+
+#include "base/idgen_xlog.h"
+#include "marks/marks.h"
+#include "provenance.h"
+#include "provenance_shared.h"
+
+#define PROVENANCE_LINE			"# systems"
+
+ProvenanceShared *prov = NULL;
+
+/* The caller holds prov->lock. */
+bool
+provenance_covers(uint64 system)
+{
+	for (int i = 0; i < prov->nsystems; i++)
+		if (prov->systems[i] == system)
+			return true;
+	return false;
+}
+
+/* false when the table is full; the caller holds prov->lock exclusively */
+bool
+provenance_add(uint64 system)
+{
+	if (provenance_covers(system))
+		return true;
+	if (prov->nsystems >= PROVENANCE_MAX_SYSTEMS)
+		return false;
+	prov->systems[prov->nsystems++] = system;
+	return true;
+}
+
+/* The marks cover system from now on, or an error when they cover too many. */
+void
+provenance_cover(uint64 system)
+{
+	bool		added;
+
+	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+	added = provenance_add(system);
+	LWLockRelease(prov->lock);
+	if (!added)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("idgen high-water marks cover %d clusters already", PROVENANCE_MAX_SYSTEMS),
+				 errhint("Delete the rows of idgen_system that name clusters no longer in use, and try again.")));
+}
+
+/*
+ * Notes that database db holds IDs of system, which the marks do not cover;
+ * *added when the note is new, for the caller to write the file.  False
+ * when the notes are full.  The caller holds prov->lock exclusively.
+ */
+bool
+provenance_note(uint64 system, Oid db, bool *added)
+{
+	*added = false;
+	for (int i = 0; i < prov->nnotes; i++)
+		if (prov->notes[i].system == system && prov->notes[i].db == db)
+			return true;
+	if (prov->nnotes >= PROVENANCE_MAX_SYSTEMS)
+		return false;
+	prov->notes[prov->nnotes].system = system;
+	prov->notes[prov->nnotes].db = db;
+	prov->nnotes++;
+	*added = true;
+	return true;
+}
+
+/* A new note, for standbys to replay (provenance_redo_note()). */
+void
+provenance_log_note(uint64 system, Oid db)
+{
+	xl_idgen_foreign rec = {.system = system, .db = db};
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) &rec, SizeOfIdgenForeign);
+	(void) XLogInsert(IDGEN_RMGR_ID, XLOG_IDGEN_FOREIGN);
+}
+
+/*
+ * Redo of a note: the standby refuses from now on, once promoted too, and
+ * keeps the note in its file.  With the notes full, in memory only: redo
+ * cannot refuse.
+ */
+void
+provenance_redo_note(uint64 system, Oid db)
+{
+	bool		added = false;
+
+	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+	if (!provenance_covers(system))
+	{
+		(void) provenance_note(system, db, &added);
+		prov->refusing = true;
+		prov->foreign = system;
+		prov->foreign_db = db;
+		prov->foreign_recorded_at = DT_NOBEGIN;
+	}
+	LWLockRelease(prov->lock);
+	if (added)
+		marks_rewrite();
+}
+
+/*
+ * At startup, once the file is read: notes of clusters covered since go;
+ * any other makes the server refuse, naming it.  True when one went.
+ */
+bool
+provenance_notes_settle(void)
+{
+	int			kept = 0;
+	bool		dropped;
+
+	for (int i = 0; i < prov->nnotes; i++)
+	{
+		if (provenance_covers(prov->notes[i].system))
+			continue;
+		prov->notes[kept++] = prov->notes[i];
+		prov->refusing = true;
+		prov->foreign = prov->notes[i].system;
+		prov->foreign_db = prov->notes[i].db;
+		prov->foreign_recorded_at = DT_NOBEGIN;
+	}
+	dropped = kept != prov->nnotes;
+	prov->nnotes = kept;
+	return dropped;
+}
+
+/*
+ * idgen_resume_after() in database db: the marks cover the clusters noted
+ * in it, and in databases dropped since, whose IDs the time given is after.
+ */
+void
+provenance_notes_cover(Oid db)
+{
+	ProvenanceNote notes[PROVENANCE_MAX_SYSTEMS];
+	int			n;
+
+	LWLockAcquire(prov->lock, LW_SHARED);
+	n = prov->nnotes;
+	memcpy(notes, prov->notes, n * sizeof(ProvenanceNote));
+	LWLockRelease(prov->lock);
+	for (int i = 0; i < n; i++)
+		if (notes[i].db == db || get_database_name(notes[i].db) == NULL)
+			provenance_cover(notes[i].system);
+}
+
+/* A note's token after its "!": "<system>:<db oid>". */
+static bool
+provenance_load_note(const char *p, char **end)
+{
+	uint64		system = strtoull(p, end, 10);
+	const char *db = *end + 1;
+	bool		added;
+
+	if (*end == p || **end != ':')
+		return false;
+	return provenance_note(system, (Oid) strtoul(db, end, 10), &added) && *end != db;
+}
+
+/* One token of the line: false when malformed. */
+static bool
+provenance_load_token(const char *p, char **end)
+{
+	const char *digits = p + (*p == '@' || *p == '!');
+	bool		ok = true;
+
+	errno = 0;
+	*end = (char *) p + 1;
+	if (*p == '-')
+		prov->lost = true;
+	else if (*p == '@')
+		prov->epoch_ms = strtoll(digits, end, 10);
+	else if (*p == '!')
+		ok = provenance_load_note(digits, end);
+	else
+		ok = provenance_add(strtoull(p, end, 10));
+	return ok && *end != digits && errno == 0 && (**end == ' ' || **end == '\0');
+}
+
+/*
+ * A comment line of idgen_hwm: "# systems @<epoch ms> <id>... !<id>:<db oid>..."
+ * ("-" for the ids: marks lost; "!" for a cluster found uncovered in a
+ * database) is ours; other comments are not.  False when ours is malformed.
+ */
+bool
+provenance_load_line(const char *line)
+{
+	const char *p = line + strlen(PROVENANCE_LINE);
+
+	if (strncmp(line, PROVENANCE_LINE, strlen(PROVENANCE_LINE)) != 0 || (*p != ' ' && *p != '\0'))
+		return true;
+	p += strspn(p, " ");
+	while (*p != '\0')
+	{
+		char	   *end;
+
+		if (!provenance_load_token(p, &end))
+			return false;
+		p = end + strspn(end, " ");
+	}
+	return true;
+}
+
+/* The line, for marks_load.c writing the file under its lock. */
+void
+provenance_write_line(StringInfo buf)
+{
+	LWLockAcquire(prov->lock, LW_SHARED);
+	appendStringInfoString(buf, PROVENANCE_LINE);
+	appendStringInfo(buf, " @" INT64_FORMAT, prov->epoch_ms);
+	if (prov->lost)
+		appendStringInfoString(buf, " -");
+	else
+		for (int i = 0; i < prov->nsystems; i++)
+			appendStringInfo(buf, " " UINT64_FORMAT, prov->systems[i]);
+	for (int i = 0; i < prov->nnotes; i++)
+		if (!provenance_covers(prov->notes[i].system))
+			appendStringInfo(buf, " !" UINT64_FORMAT ":%u", prov->notes[i].system, prov->notes[i].db);
+	appendStringInfoChar(buf, '\n');
+	LWLockRelease(prov->lock);
+}
