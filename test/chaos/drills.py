@@ -333,6 +333,9 @@ class Drills:
         side = self.side_stream()
         who, what = side.choice(["postgres", "owner"]), side.choice(["db", "db", "table"])
         rollback = side.random() < 1 / 2
+        # two times in three the restoring server restarts before its other
+        # databases generate: the refusal must outlive it (idgen_hwm's note)
+        restart = side.random() < 2 / 3 and {"op": "restart", "mode": side.choice(["fast", "immediate"])}
         reload, first, move, new_other, refused, resume, after, other_after, outbox = ops
         c, db, new, s = move["c"], move["db"], move["new"], move["set"]
         move.update({k: v for k, v in (("who", who), ("what", what)) if v not in ("postgres", "db")})
@@ -353,7 +356,7 @@ class Drills:
                 made = {"op": "outbox", "c": new, "db": db,
                         "writers": [[[1, 0, RELEASED]] + [[5, 0, "COMMIT"]] * 3]}
             ops = [reload, first, {"op": "upgrade", "c": c, "new": new, "set": ahead},
-                   made, move, self.on(refused, c)]
+                   made, move, restart and dict(restart, c=c, set=s), self.on(refused, c)]
             new, other_after, outbox = c, None, outbox and dict(outbox, c=c)
             after = self.on(after, c)
         else:
@@ -362,7 +365,7 @@ class Drills:
             # refusal holds
             third = [d for d in self.db_names if d not in (db, move.get("other"))]
             made = third and {"op": "createdb", "c": new, "db": third[0], "version": CURRENT}
-            ops = [reload, first, move, made, new_other, refused]
+            ops = [reload, first, move, made, restart and dict(restart, c=new, set=s), new_other, refused]
         if what == "db":
             return ops + [dict(resume, c=new), after, other_after, outbox]
         own = {"op": "burst", "kill": None,
