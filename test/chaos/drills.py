@@ -356,7 +356,8 @@ class Drills:
                 made = {"op": "outbox", "c": new, "db": db,
                         "writers": [[[1, 0, RELEASED]] + [[5, 0, "COMMIT"]] * 3]}
             ops = [reload, first, {"op": "upgrade", "c": c, "new": new, "set": ahead},
-                   made, move, restart and dict(restart, c=c, set=s), self.on(refused, c)]
+                   made, move, restart and dict(restart, c=c, set=s),
+                   restart and self.burst_new_db(c, move.get("other")), self.on(refused, c)]
             new, other_after, outbox = c, None, outbox and dict(outbox, c=c)
             after = self.on(after, c)
         else:
