@@ -15,7 +15,8 @@ use PostgreSQL::Test::Utils ();
 
 our @EXPORT = qw(idgen_node set_auto_conf crash_backend conninfo out_of_order
 	find_tool start_daemon stop_daemons give_up test_extra require_test_extra node_from_backup
-	start_clients finish_clients clients_ok ids_unique burst pg_upgrade_into repeats_at);
+	start_clients finish_clients clients_ok ids_unique burst pg_upgrade_into repeats_at
+	without_notes);
 # The node id lease tests' own (t/057, t/063): use IdgenTest qw(:DEFAULT :lease).
 our @EXPORT_OK = qw(leased burst_into ids_of first_ms common worker_pid signal_server);
 our %EXPORT_TAGS = (lease => \@EXPORT_OK);
@@ -312,6 +313,24 @@ sub pg_upgrade_into
 		$what);
 	chdir($cwd) or die $!;
 	return;
+}
+
+# Stops $node, takes the notes of clusters found uncovered ("!system:db")
+# out of its idgen_hwm, as if nothing had ever found them, and starts it
+# again: a control's way to a server that forgot a refusal.  Returns how
+# many notes it took out.
+sub without_notes
+{
+	my ($node) = @_;
+	my $hwm = $node->data_dir . '/idgen_hwm';
+	$node->stop;
+	my $text = PostgreSQL::Test::Utils::slurp_file($hwm);
+	my $notes = ($text =~ s/ ![0-9]+:[0-9]+//g) || 0;
+	open(my $fh, '>', $hwm) or die "cannot write $hwm: $!";
+	print $fh $text;
+	close $fh;
+	$node->start;
+	return $notes;
 }
 
 # 200,000 IDs from $node's database $db with its clock at $first_ms, the old
