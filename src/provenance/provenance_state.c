@@ -97,8 +97,8 @@ provenance_log_note(uint64 system, Oid db)
 
 /*
  * Redo of a note: the standby refuses from now on, once promoted too, and
- * keeps the note in its file.  With the notes full, in memory only: redo
- * cannot refuse.
+ * keeps the note in its file.  With the notes full, the refusal stays in
+ * memory only: redo must not fail.
  */
 void
 provenance_redo_note(uint64 system, Oid db)
