@@ -1,5 +1,5 @@
 # A standby restarted before its promotion keeps the marks it replayed.
-# A primary with its clock 3 s ahead makes IDs; its synchronous standby,
+# A primary with its clock 6 s ahead makes IDs; its synchronous standby,
 # with the primary's node id and a right clock, replays their marks, passes
 # a restartpoint (so that the marks' WAL is behind it) and crashes; the primary dies and the standby is
 # promoted.  Its clock is behind the primary's last IDs, so only the marks
@@ -15,7 +15,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $primary = idgen_node('sr_primary', "idgen.node_id = 7\nidgen.clock_offset_ms = 3000\n",
+my $primary = idgen_node('sr_primary', "idgen.node_id = 7\nidgen.clock_offset_ms = 6000\n",
 	allows_streaming => 1);
 $primary->safe_psql('postgres', 'CREATE TABLE ids (id bigint PRIMARY KEY)');
 my $standby = node_from_backup($primary, 'sr_standby', conf => "idgen.clock_offset_ms = 0\n");
