@@ -333,9 +333,14 @@ class Drills:
         side = self.side_stream()
         who, what = side.choice(["postgres", "owner"]), side.choice(["db", "db", "table"])
         rollback = side.random() < 1 / 2
-        # two times in three the restoring server restarts before its other
-        # databases generate: the refusal must outlive it (idgen_hwm's note)
-        restart = side.random() < 2 / 3 and {"op": "restart", "mode": side.choice(["fast", "immediate"])}
+        # for a database, two times in three the restoring server restarts
+        # before its other databases generate: the refusal must outlive it
+        # (idgen_hwm's note).  The old IDs then start 15 s further ahead, so
+        # that its clock is still behind them after the move and the restart
+        # on a loaded machine (the way out waits for the clock)
+        restart = side.random() < 2 / 3 and what == "db" and {"op": "restart",
+                                                              "mode": side.choice(["fast", "immediate"])}
+        lead = 15000 if restart else 0
         reload, first, move, new_other, refused, resume, after, other_after, outbox = ops
         c, db, new, s = move["c"], move["db"], move["new"], move["set"]
         move.update({k: v for k, v in (("who", who), ("what", what)) if v not in ("postgres", "db")})
@@ -346,7 +351,7 @@ class Drills:
             # 6 s further ahead: the rollback's steps take seconds, and the old
             # server must start behind the IDs the new one made; not for one
             # table, whose step must pass idgen.max_clock_regression_ms
-            ahead = dict(ahead, clock_offset_ms=ahead["clock_offset_ms"] + 6000 * (what == "db"))
+            ahead = dict(ahead, clock_offset_ms=ahead["clock_offset_ms"] + 6000 * (what == "db") + lead)
             made = self.on(refused, new)
             if what == "db":
                 # one session, whose first transaction rolls back after a
@@ -366,6 +371,7 @@ class Drills:
             # refusal holds
             third = [d for d in self.db_names if d not in (db, move.get("other"))]
             made = third and {"op": "createdb", "c": new, "db": third[0], "version": CURRENT}
+            reload = dict(reload, set=dict(ahead, clock_offset_ms=ahead["clock_offset_ms"] + lead))
             ops = [reload, first, move, made, restart and dict(restart, c=new, set=s), new_other, refused]
         if what == "db":
             return ops + [dict(resume, c=new), after, other_after, outbox]
