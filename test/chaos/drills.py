@@ -335,12 +335,13 @@ class Drills:
         rollback = side.random() < 1 / 2
         # for a database, two times in three the restoring server restarts
         # before its other databases generate: the refusal must outlive it
-        # (idgen_hwm's note).  The old IDs then start 15 s further ahead, so
-        # that its clock is still behind them after the move and the restart
-        # on a loaded machine (the way out waits for the clock)
+        # (idgen_hwm's note).  The old IDs then start 20 s further ahead, so
+        # that its clock is still behind them after the move, the restart
+        # and a new database on a loaded machine (the way out waits for the
+        # clock)
         restart = side.random() < 2 / 3 and what == "db" and {"op": "restart",
                                                               "mode": side.choice(["fast", "immediate"])}
-        lead = 15000 if restart else 0
+        lead = 20000 if restart else 0
         reload, first, move, new_other, refused, resume, after, other_after, outbox = ops
         c, db, new, s = move["c"], move["db"], move["new"], move["set"]
         move.update({k: v for k, v in (("who", who), ("what", what)) if v not in ("postgres", "db")})
@@ -372,7 +373,9 @@ class Drills:
             third = [d for d in self.db_names if d not in (db, move.get("other"))]
             made = third and {"op": "createdb", "c": new, "db": third[0], "version": CURRENT}
             reload = dict(reload, set=dict(ahead, clock_offset_ms=ahead["clock_offset_ms"] + lead))
-            ops = [reload, first, move, made, restart and dict(restart, c=new, set=s), new_other, refused]
+            ops = [reload, first, move, made, new_other, refused]
+            if restart:
+                ops.insert(3, dict(restart, c=new, set=s))
         if what == "db":
             return ops + [dict(resume, c=new), after, other_after, outbox]
         own = {"op": "burst", "kill": None,
