@@ -375,7 +375,9 @@ class Drills:
             reload = dict(reload, set=dict(ahead, clock_offset_ms=ahead["clock_offset_ms"] + lead))
             ops = [reload, first, move, made, new_other, refused]
             if restart:
-                ops.insert(3, dict(restart, c=new, set=s))
+                # the other database asks first: nothing may look at the
+                # restored one in between (a new database's probes would)
+                ops[3:5] = [dict(restart, c=new, set=s), new_other, made]
         if what == "db":
             return ops + [dict(resume, c=new), after, other_after, outbox]
         own = {"op": "burst", "kill": None,
