@@ -339,7 +339,7 @@ class Drills:
         # that its clock is still behind them after the move, the restart
         # and a new database on a loaded machine (the way out waits for the
         # clock)
-        restart = side.random() < 2 / 3 and what == "db" and {"op": "restart",
+        restart = side.random() < 2 / 3 and what == "db" and {"op": "restart", "unprobed": True,
                                                               "mode": side.choice(["fast", "immediate"])}
         lead = 20000 if restart else 0
         reload, first, move, new_other, refused, resume, after, other_after, outbox = ops
@@ -376,7 +376,8 @@ class Drills:
             ops = [reload, first, move, made, new_other, refused]
             if restart:
                 # the other database asks first: nothing may look at the
-                # restored one in between (a new database's probes would)
+                # restored one in between (a new database's probes, or the
+                # restart's, would: unprobed)
                 ops[3:5] = [dict(restart, c=new, set=s), new_other, made]
         if what == "db":
             return ops + [dict(resume, c=new), after, other_after, outbox]

@@ -210,7 +210,8 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
                 if op["op"] in REACH_CHECK_AFTER:
                     self.check_reach()
                     self.check_contract()
-                if op["op"] in INPUT_CHECK_AFTER:
+                # "unprobed": the drill's next op must be the first to generate
+                if op["op"] in INPUT_CHECK_AFTER and not op.get("unprobed"):
                     self.check_inputs(op)
                 if op["op"] in NODE_CHECK_AFTER:
                     self.check_nodes()
