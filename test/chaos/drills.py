@@ -333,15 +333,7 @@ class Drills:
         side = self.side_stream()
         who, what = side.choice(["postgres", "owner"]), side.choice(["db", "db", "table"])
         rollback = side.random() < 1 / 2
-        # for a database, two times in three the restoring server restarts
-        # before its other databases generate: the refusal must outlive it
-        # (idgen_hwm's note).  The old IDs then start 20 s further ahead, so
-        # that its clock is still behind them after the move, the restart
-        # and a new database on a loaded machine (the way out waits for the
-        # clock)
-        restart = side.random() < 2 / 3 and what == "db" and {"op": "restart", "unprobed": True,
-                                                              "mode": side.choice(["fast", "immediate"])}
-        lead = 20000 if restart else 0
+        restart, lead = self.move_restart(side, what)
         reload, first, move, new_other, refused, resume, after, other_after, outbox = ops
         c, db, new, s = move["c"], move["db"], move["new"], move["set"]
         move.update({k: v for k, v in (("who", who), ("what", what)) if v not in ("postgres", "db")})
@@ -387,6 +379,18 @@ class Drills:
         return ops[:4 + rollback] + [
             {"op": "resume", "c": new, "db": db, "table": True}, own, {"op": "pause", "ms": idle, "past": new},
             after if rollback else self.burst_new_db(new, db), other_after, outbox]
+
+    @staticmethod
+    def move_restart(side, what):
+        """For a database, two times in three the restoring server restarts
+        before its other databases generate: the refusal must outlive it
+        (idgen_hwm's note).  The old IDs then start 20 s further ahead (the
+        lead returned), so that its clock is still behind them after the
+        move, the restart and a new database on a loaded machine (the way
+        out waits for the clock)."""
+        restart = side.random() < 2 / 3 and what == "db" and {"op": "restart", "unprobed": True,
+                                                              "mode": side.choice(["fast", "immediate"])}
+        return restart, 20000 if restart else 0
 
     @staticmethod
     def on(burst, c):
