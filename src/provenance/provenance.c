@@ -31,13 +31,15 @@
  * generated before the refusal hold states below the new marks).  The
  * refusal is sticky and reaches every backend, also one that passed its
  * own check long ago: each looks at it where a tick starts
- * (provenance_check_tick()), never per ID.
+ * (provenance_check_tick()), never per ID.  It outlives a restart and a
+ * failover too: the cluster found is noted in the file and in WAL
+ * (provenance_state.c), as backends of other databases may generate first.
  *
- * Locking: lock guards systems, nsystems, lost and foreign (the cluster
- * named, the one recorded last among those found); refusing is set once,
- * under it, and read without it by backends about to refuse (a stale read
- * only delays the refusal to the backend's next tick, which reads the
- * reason under the lock).
+ * Locking: lock guards systems, nsystems, lost, foreign (the cluster
+ * named, the one recorded last among those found) and the notes; refusing
+ * is set once, under it, and read without it by backends about to refuse (a
+ * stale read only delays the refusal to the backend's next tick, which
+ * reads the reason under the lock).
  */
 #include "postgres.h"
 
