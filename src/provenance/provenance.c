@@ -267,15 +267,11 @@ provenance_note_system(uint64 system, TimestampTz recorded_at)
 		return false;			/* not preloaded: nothing generates */
 	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
 	covered = provenance_covers(system);
-	if (!covered && (prov->foreign == 0 || recorded_at >= prov->foreign_recorded_at))
-	{
-		prov->foreign = system;
-		prov->foreign_recorded_at = recorded_at;
-		prov->foreign_db = MyDatabaseId;
-	}
-	prov->refusing |= !covered;
 	if (!covered)
+	{
+		provenance_refuse_for(system, MyDatabaseId, recorded_at);
 		noted = provenance_note(system, MyDatabaseId, &added);
+	}
 	LWLockRelease(prov->lock);
 	if (!noted)
 		ereport(ERROR,

@@ -47,6 +47,7 @@ extern ProvenanceShared *prov;
 extern bool provenance_covers(uint64 system);
 extern bool provenance_add(uint64 system);
 extern void provenance_cover(uint64 system);
+extern void provenance_refuse_for(uint64 system, Oid db, TimestampTz recorded_at);
 extern bool provenance_load_line(const char *line);
 extern void provenance_write_line(StringInfo buf);
 extern bool provenance_note(uint64 system, Oid db, bool *added);

@@ -64,6 +64,23 @@ provenance_cover(uint64 system)
 }
 
 /*
+ * The server refuses for system, found in database db (its row recorded at
+ * recorded_at), naming the cluster recorded last among those found.  The
+ * caller holds prov->lock exclusively.
+ */
+void
+provenance_refuse_for(uint64 system, Oid db, TimestampTz recorded_at)
+{
+	prov->refusing = true;
+	if (prov->foreign == 0 || recorded_at >= prov->foreign_recorded_at)
+	{
+		prov->foreign = system;
+		prov->foreign_recorded_at = recorded_at;
+		prov->foreign_db = db;
+	}
+}
+
+/*
  * Notes that database db holds IDs of system, which the marks do not cover;
  * *added when the note is new, for the caller to write the file.  False
  * when the notes are full.  The caller holds prov->lock exclusively.
@@ -109,10 +126,7 @@ provenance_redo_note(uint64 system, Oid db)
 	if (!provenance_covers(system))
 	{
 		(void) provenance_note(system, db, &added);
-		prov->refusing = true;
-		prov->foreign = system;
-		prov->foreign_db = db;
-		prov->foreign_recorded_at = DT_NOBEGIN;
+		provenance_refuse_for(system, db, DT_NOBEGIN);
 	}
 	LWLockRelease(prov->lock);
 	if (added)
@@ -134,10 +148,7 @@ provenance_notes_settle(void)
 		if (provenance_covers(prov->notes[i].system))
 			continue;
 		prov->notes[kept++] = prov->notes[i];
-		prov->refusing = true;
-		prov->foreign = prov->notes[i].system;
-		prov->foreign_db = prov->notes[i].db;
-		prov->foreign_recorded_at = DT_NOBEGIN;
+		provenance_refuse_for(prov->notes[i].system, prov->notes[i].db, DT_NOBEGIN);
 	}
 	dropped = kept != prov->nnotes;
 	prov->nnotes = kept;

@@ -109,8 +109,7 @@ MUTANTS = [
     ("refusal_note_forgotten", "src/provenance/provenance_state.c",
      "a cluster found uncovered is noted in idgen_hwm but the note no longer makes the server"
      " refuse at startup: after a restart another database generates below the restored IDs",
-     [("\t\tprov->refusing = true;\n\t\tprov->foreign = prov->notes[i].system;\n",
-       "\t\tprov->foreign = prov->notes[i].system;\n")]),
+     [("\t\tprovenance_refuse_for(prov->notes[i].system, prov->notes[i].db, DT_NOBEGIN);\n", "")]),
     ("refusal_note_not_replayed", "src/rmgr.c",
      "a standby does not replay the primary's note of a cluster found uncovered: promoted, it"
      " generates in another database below the restored IDs",
