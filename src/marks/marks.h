@@ -17,6 +17,12 @@
  */
 #define MARKS_STEP_MS		1000
 
+/*
+ * The longest line of idgen_hwm that can be read back, newline included:
+ * room for the provenance module's systems line, the longest it writes.
+ */
+#define MARKS_FILE_LINE_MAX	8192
+
 /* The node id of a mark that binds every node id. */
 #define MARKS_ANY_NODE	(-1)
 

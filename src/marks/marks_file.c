@@ -17,10 +17,10 @@
 
 #include "base/durable.h"
 #include "base/layout.h"
+#include "marks.h"
 #include "marks_file.h"
 
 #define MARKS_TMP_FILE	"idgen_hwm.tmp"
-#define MARKS_LINE_MAX	(NAMEDATALEN + 64)
 
 /*
  * One line of the file.  Values outside the range a layout can have are
@@ -112,7 +112,7 @@ bool
 marks_file_read(MarkFileMark **marks, int *nmarks, MarkFileComment comment,
 				char *detail, Size detail_size, bool *found)
 {
-	char		line[MARKS_LINE_MAX];
+	char		line[MARKS_FILE_LINE_MAX];
 	MarkFileReading r = {palloc(16 * sizeof(MarkFileMark)), 0, 16, 0, comment};
 	DurableRead result = durable_read_lines(MARKS_FILE, line, sizeof(line), marks_read_line, &r);
 

@@ -276,7 +276,7 @@ provenance_note_system(uint64 system, TimestampTz recorded_at)
 	if (!noted)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("idgen has found IDs of %d clusters it does not cover already", PROVENANCE_MAX_SYSTEMS),
+				 errmsg("idgen has found IDs of %d clusters it does not cover already", PROVENANCE_MAX_NOTES),
 				 errdetail("The refusal for cluster " UINT64_FORMAT " could not be kept across a restart.", system),
 				 errhint("Run SELECT idgen_resume_after(t) in the databases the refusal names, restart the server, and try again.")));
 	/*

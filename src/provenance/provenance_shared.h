@@ -12,7 +12,12 @@
 #include "lib/stringinfo.h"
 #include "storage/lwlock.h"
 
-#define PROVENANCE_MAX_SYSTEMS	64
+/*
+ * Room for more clusters covered than noted, so that covering every
+ * noted one (idgen_resume_after()) fits even with the notes full.
+ */
+#define PROVENANCE_MAX_SYSTEMS	128
+#define PROVENANCE_MAX_NOTES	64
 
 /*
  * A cluster whose IDs a database holds and the marks do not cover, as
@@ -38,7 +43,7 @@ typedef struct ProvenanceShared
 	uint64		systems[PROVENANCE_MAX_SYSTEMS];	/* clusters the marks cover */
 	int64		epoch_ms;		/* the earliest idgen.epoch of IDs they cover */
 	int			nnotes;
-	ProvenanceNote notes[PROVENANCE_MAX_SYSTEMS];	/* clusters found uncovered */
+	ProvenanceNote notes[PROVENANCE_MAX_NOTES];	/* clusters found uncovered */
 } ProvenanceShared;
 
 extern ProvenanceShared *prov;

@@ -23,6 +23,14 @@
 
 #define PROVENANCE_LINE			"# systems"
 
+/* The line at its longest: its epoch, every cluster covered, every note. */
+#define PROVENANCE_LINE_LONGEST \
+	(sizeof(PROVENANCE_LINE " @-9223372036854775808 -\n") + \
+	 PROVENANCE_MAX_SYSTEMS * (sizeof(" 18446744073709551615") - 1) + \
+	 PROVENANCE_MAX_NOTES * (sizeof(" !18446744073709551615:4294967295") - 1))
+StaticAssertDecl(PROVENANCE_LINE_LONGEST <= MARKS_FILE_LINE_MAX,
+				 "idgen_hwm's reader must have room for the systems line");
+
 ProvenanceShared *prov = NULL;
 
 /* The caller holds prov->lock. */
@@ -92,7 +100,7 @@ provenance_note(uint64 system, Oid db, bool *added)
 	for (int i = 0; i < prov->nnotes; i++)
 		if (prov->notes[i].system == system && prov->notes[i].db == db)
 			return true;
-	if (prov->nnotes >= PROVENANCE_MAX_SYSTEMS)
+	if (prov->nnotes >= PROVENANCE_MAX_NOTES)
 		return false;
 	prov->notes[prov->nnotes].system = system;
 	prov->notes[prov->nnotes].db = db;
@@ -162,7 +170,7 @@ provenance_notes_settle(void)
 void
 provenance_notes_cover(Oid db)
 {
-	ProvenanceNote notes[PROVENANCE_MAX_SYSTEMS];
+	ProvenanceNote notes[PROVENANCE_MAX_NOTES];
 	int			n;
 
 	LWLockAcquire(prov->lock, LW_SHARED);

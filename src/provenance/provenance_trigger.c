@@ -36,8 +36,10 @@ provenance_trigger_misused(void)
 }
 
 /*
- * After each row inserted into idgen_system.  It never refuses the row:
- * a restore goes on, and generation refuses until told where to resume.
+ * After each row inserted into idgen_system.  It refuses the row only
+ * when the refusal the row makes could not outlive a restart (the notes
+ * are full): otherwise a restore goes on, and generation refuses until
+ * told where to resume.
  */
 Datum
 idgen_system_check(PG_FUNCTION_ARGS)
