@@ -337,6 +337,12 @@ class Drills:
         reload, first, move, new_other, refused, resume, after, other_after, outbox = ops
         c, db, new, s = move["c"], move["db"], move["new"], move["set"]
         move.update({k: v for k, v in (("who", who), ("what", what)) if v not in ("postgres", "db")})
+        # a database moved many times before: its idgen_system holds rows of
+        # that many earlier clusters, which idgen_hwm must keep once covered
+        # (at most 24: two such moves stay within the 64 notes)
+        history = side.choice([0, 6, 12, 24]) if what == "db" and not rollback else 0
+        if history:
+            move["history"] = history
         if rollback:
             # the new cluster generates, the old one gets its data back; a
             # session of its other database held across (made if missing)

@@ -4,6 +4,7 @@ dump that idgen cannot see, and a rollback after pg_upgrade (the new
 cluster's dump restored into the old one)."""
 
 import os
+import random
 import shutil
 
 import psycopg2
@@ -67,6 +68,19 @@ class Moves:
             cl.query(db, "DROP TABLE IF EXISTS %s" % TABLE)
         rows = None if what == "table" else op.get("rows")
         self.restore(cl, db, path, rows, OWNER if who == "owner" else "postgres")
+        if op.get("history"):
+            self.earlier_clusters(cl, db, op["history"], op["new"])
+
+    @staticmethod
+    def earlier_clusters(cl, db, n, salt):
+        """n rows of idgen_system as a database moved n times before would
+        hold: other clusters' (random system identifiers of full length),
+        recorded before every row it has, under its earliest epoch, so that
+        the refusal and the way out are those of the cluster moved from."""
+        base = random.Random("history %s" % salt).randrange(10 ** 18, 9 * 10 ** 18)
+        cl.query(db, "INSERT INTO idgen_system SELECT %s + g, first.recorded_at - g * interval '1 day', "
+                     "first.epoch FROM (SELECT min(recorded_at) AS recorded_at, min(epoch) AS epoch "
+                     "FROM idgen_system) first, generate_series(1, %s) g", (base, n))
 
     def do_upgrade(self, op):
         """pg_upgrade of c (stopped) into a cluster of its own initdb, in
