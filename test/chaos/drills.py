@@ -337,12 +337,7 @@ class Drills:
         reload, first, move, new_other, refused, resume, after, other_after, outbox = ops
         c, db, new, s = move["c"], move["db"], move["new"], move["set"]
         move.update({k: v for k, v in (("who", who), ("what", what)) if v not in ("postgres", "db")})
-        # a database moved many times before: its idgen_system holds rows of
-        # that many earlier clusters, which idgen_hwm must keep once covered
-        # (at most 24: two such moves stay within the 64 notes)
-        history = side.choice([0, 6, 12, 24]) if what == "db" and not rollback else 0
-        if history:
-            move["history"] = history
+        move.update(self.move_history(side, what, rollback))
         if rollback:
             # the new cluster generates, the old one gets its data back; a
             # session of its other database held across (made if missing)
@@ -385,6 +380,16 @@ class Drills:
         return ops[:4 + rollback] + [
             {"op": "resume", "c": new, "db": db, "table": True}, own, {"op": "pause", "ms": idle, "past": new},
             after if rollback else self.burst_new_db(new, db), other_after, outbox]
+
+    @staticmethod
+    def move_history(side, what, rollback):
+        """Three in four moves of a whole database into a new cluster: its
+        idgen_system holds rows of 6, 12 or 24 earlier clusters too, as a
+        database moved that many times before does, which idgen_hwm must
+        keep once noted or covered (at most 24: two such moves stay within
+        its 64 notes)."""
+        history = side.choice([0, 6, 12, 24]) if what == "db" and not rollback else 0
+        return {"history": history} if history else {}
 
     @staticmethod
     def move_restart(side, what):
