@@ -96,6 +96,12 @@ class MarkFile:
         if res["c"] in self.epoch_later_run and (res["call"][1] or DEFAULT) == DEFAULT:
             epoch_named(res["error"][1], "%s/%s %s" % (res["c"], res["db"], res["text"]))
 
+    def raising_marks(self, c):
+        """idgen_resume_after() is about to raise c's marks past any clock,
+        into the file: check_folds, which judges the first write after a
+        start as that start's folds, would judge the raise instead."""
+        self.fold_pending.pop(c, None)
+
     def check_folds(self):
         """After a restart, once idgen wrote its file again: marks that bind
         every node id rose only by the marks the clock had passed at

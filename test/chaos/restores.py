@@ -87,6 +87,7 @@ class Restores(Moves):
             return False
         cl = self.clusters[c]
         self.touch(c)
+        self.raising_marks(c)
         if op.get("table"):
             self.table_step(c, op["db"])
             resumed = True
@@ -108,6 +109,7 @@ class Restores(Moves):
         refused and counted); a new session then refuses until the
         restart."""
         cl = self.clusters[c]
+        self.raising_marks(c)
         try:
             cl.query(db, "SELECT idgen_resume_after(to_timestamp(%s))", ((self.lineage[c].newest + 1) / 1000.0,))
         except psycopg2.Error as e:
