@@ -41,7 +41,7 @@ is($ret, 0, '64 clusters\' rows load');
 is(notes_in_file(), 64, 'each is noted in idgen_hwm');
 
 ($ret, $out, $err) = insert_systems(1065, 1065);
-like($err, qr/ERROR:  idgen has found IDs of 64 clusters it does not cover already/,
+like($err, qr/ERROR:  idgen keeps 64 notes of databases holding IDs of clusters it does not cover already/,
 	'a 65th cluster\'s row is refused: its refusal could not be kept');
 like($err, qr/HINT:  Run SELECT idgen_resume_after\(t\) in the databases the refusal names, restart the server, and try again\./,
 	'and the error says the way out');

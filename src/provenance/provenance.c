@@ -144,7 +144,7 @@ provenance_settle(bool file_found)
 	if (prov->lost)
 		prov->refusing = true;
 	else
-		(void) provenance_add(self);
+		provenance_add(self);
 	prov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms);
 	return provenance_notes_settle() || !file_found || prov->nsystems != before ||
 		prov->epoch_ms != epoch_before;
@@ -269,14 +269,17 @@ provenance_note_system(uint64 system, TimestampTz recorded_at)
 	covered = provenance_covers(system);
 	if (!covered)
 	{
-		provenance_refuse_for(system, MyDatabaseId, recorded_at);
 		noted = provenance_note(system, MyDatabaseId, &added);
+		/* not named while unnoted: the error below undoes the row that made it */
+		if (noted)
+			provenance_refuse_for(system, MyDatabaseId, recorded_at);
+		prov->refusing = true;
 	}
 	LWLockRelease(prov->lock);
 	if (!noted)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("idgen has found IDs of %d clusters it does not cover already", PROVENANCE_MAX_NOTES),
+				 errmsg("idgen keeps %d notes of databases holding IDs of clusters it does not cover already", PROVENANCE_MAX_NOTES),
 				 errdetail("The refusal for cluster " UINT64_FORMAT " could not be kept across a restart.", system),
 				 errhint("Run SELECT idgen_resume_after(t) in the databases the refusal names, restart the server, and try again.")));
 	/*
@@ -324,6 +327,36 @@ provenance_require(void)
 }
 
 /*
+ * After idgen_resume_after() raised the marks: they cover this database's
+ * clusters, those of its idgen_system and those noted in it, and the marks
+ * are lost no more.  Only once the raise is durable, and then in the file:
+ * a crash or an error in between leaves the server refusing for them,
+ * never covering them below their IDs.
+ */
+static void
+provenance_cover_raised(int64 lead)
+{
+	ProvenanceRow *rows;
+	int			nrows = provenance_table_read(&rows);
+	uint64		noted[PROVENANCE_MAX_NOTES];
+	int			nnoted = provenance_notes_of(MyDatabaseId, noted);
+
+	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < nrows; i++)
+		provenance_add(rows[i].system);
+	for (int i = 0; i < nnoted; i++)
+		provenance_add(noted[i]);
+	prov->lost = false;
+	provenance_add(GetSystemIdentifier());
+	/* this cluster now holds IDs of that epoch: its own rows will say so */
+	prov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms - lead);
+	LWLockRelease(prov->lock);
+	marks_rewrite();
+	if (rows != NULL)
+		pfree(rows);
+}
+
+/*
  * idgen_resume_after(after timestamptz): the way out of a refusal, for whoever
  * knows when the old cluster (or this server, before its marks were lost)
  * issued its last ID.  Raises every mark past after, and records that the
@@ -335,8 +368,6 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 {
 	int64		after_ms = clock_timestamptz_to_ms(PG_GETARG_TIMESTAMPTZ(0));
 	int64		now = clock_now_ms();
-	uint64		uncovered;
-	TimestampTz recorded_at;
 	int64		lead;
 
 	if (prov == NULL)
@@ -357,20 +388,13 @@ idgen_resume_after(PG_FUNCTION_ARGS)
 						timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),
 				 errdetail("Generation would refuse until the clock passes it."),
 				 errhint("Pass the time of the newest ID issued, or wait until the clock is near it.  If idgen_decode() read that time from IDs made under an earlier idgen.epoch, set idgen.epoch to that epoch, restart the server, and run this again.")));
-	while ((uncovered = provenance_uncovered(&recorded_at)) != 0)
-		provenance_cover(uncovered);
-	provenance_notes_cover(MyDatabaseId);
 	lead = provenance_table_epoch_lead();
 	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
-	prov->lost = false;
-	(void) provenance_add(GetSystemIdentifier());
-	/* this cluster now holds IDs of that epoch: its own rows will say so */
-	prov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms - lead);
 	prov->resumed = true;
 	prov->refusing = true;
 	LWLockRelease(prov->lock);
-	/* durable with the marks: the file carries the systems line */
 	marks_raise_all(Max(after_ms, 0) + 1, Max(after_ms, 0) + 1 + lead);
+	provenance_cover_raised(lead);
 	ereport(NOTICE,
 			(errmsg("idgen high-water marks raised past %s",
 					timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(0))),

@@ -13,8 +13,8 @@
 #include "storage/lwlock.h"
 
 /*
- * Room for more clusters covered than noted, so that covering every
- * noted one (idgen_resume_after()) fits even with the notes full.
+ * Clusters covered beyond that many push out the oldest (provenance_add);
+ * more than the notes, so that covering every noted one fits.
  */
 #define PROVENANCE_MAX_SYSTEMS	128
 #define PROVENANCE_MAX_NOTES	64
@@ -50,14 +50,13 @@ extern ProvenanceShared *prov;
 
 /* provenance_state.c; the first two with prov->lock held */
 extern bool provenance_covers(uint64 system);
-extern bool provenance_add(uint64 system);
-extern void provenance_cover(uint64 system);
+extern void provenance_add(uint64 system);
 extern void provenance_refuse_for(uint64 system, Oid db, TimestampTz recorded_at);
 extern bool provenance_load_line(const char *line);
 extern void provenance_write_line(StringInfo buf);
 extern bool provenance_note(uint64 system, Oid db, bool *added);
 extern void provenance_log_note(uint64 system, Oid db);
 extern bool provenance_notes_settle(void);
-extern void provenance_notes_cover(Oid db);
+extern int	provenance_notes_of(Oid db, uint64 *systems);
 
 #endif							/* IDGEN_PROVENANCE_SHARED_H */

@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "commands/dbcommands.h"
 
@@ -43,32 +44,26 @@ provenance_covers(uint64 system)
 	return false;
 }
 
-/* false when the table is full; the caller holds prov->lock exclusively */
-bool
+/*
+ * The marks cover system from now on.  With the table full, the one added
+ * first (never this cluster) goes: at worst a database still holding its
+ * IDs refuses again, until told where to resume.  The caller holds
+ * prov->lock exclusively.
+ */
+void
 provenance_add(uint64 system)
 {
 	if (provenance_covers(system))
-		return true;
-	if (prov->nsystems >= PROVENANCE_MAX_SYSTEMS)
-		return false;
+		return;
+	if (prov->nsystems == PROVENANCE_MAX_SYSTEMS)
+	{
+		int			oldest = prov->systems[0] == GetSystemIdentifier() ? 1 : 0;
+
+		memmove(&prov->systems[oldest], &prov->systems[oldest + 1],
+				(PROVENANCE_MAX_SYSTEMS - oldest - 1) * sizeof(uint64));
+		prov->nsystems--;
+	}
 	prov->systems[prov->nsystems++] = system;
-	return true;
-}
-
-/* The marks cover system from now on, or an error when they cover too many. */
-void
-provenance_cover(uint64 system)
-{
-	bool		added;
-
-	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
-	added = provenance_add(system);
-	LWLockRelease(prov->lock);
-	if (!added)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("idgen high-water marks cover %d clusters already", PROVENANCE_MAX_SYSTEMS),
-				 errhint("Delete the rows of idgen_system that name clusters no longer in use, and try again.")));
 }
 
 /*
@@ -164,14 +159,16 @@ provenance_notes_settle(void)
 }
 
 /*
- * idgen_resume_after() in database db: the marks cover the clusters noted
- * in it, and in databases dropped since, whose IDs the time given is after.
+ * For idgen_resume_after() in database db: the clusters noted in it, and in
+ * databases dropped since, whose IDs the time given is after, into systems
+ * (room for PROVENANCE_MAX_NOTES); returns how many.
  */
-void
-provenance_notes_cover(Oid db)
+int
+provenance_notes_of(Oid db, uint64 *systems)
 {
 	ProvenanceNote notes[PROVENANCE_MAX_NOTES];
 	int			n;
+	int			found = 0;
 
 	LWLockAcquire(prov->lock, LW_SHARED);
 	n = prov->nnotes;
@@ -179,7 +176,8 @@ provenance_notes_cover(Oid db)
 	LWLockRelease(prov->lock);
 	for (int i = 0; i < n; i++)
 		if (notes[i].db == db || get_database_name(notes[i].db) == NULL)
-			provenance_cover(notes[i].system);
+			systems[found++] = notes[i].system;
+	return found;
 }
 
 /* A note's token after its "!": "<system>:<db oid>". */
@@ -211,7 +209,7 @@ provenance_load_token(const char *p, char **end)
 	else if (*p == '!')
 		ok = provenance_load_note(digits, end);
 	else
-		ok = provenance_add(strtoull(p, end, 10));
+		provenance_add(strtoull(p, end, 10));
 	return ok && *end != digits && errno == 0 && (**end == ' ' || **end == '\0');
 }
 
