@@ -386,8 +386,8 @@ class Drills:
         """Three in four moves of a whole database into a new cluster: its
         idgen_system holds rows of 6, 12 or 24 earlier clusters too, as a
         database moved that many times before does, which idgen_hwm must
-        keep once noted or covered (at most 24: two such moves stay within
-        its 64 notes)."""
+        keep once noted or covered (the same rows for every move of a
+        database: moves in a row stay within its 64 notes)."""
         history = side.choice([0, 6, 12, 24]) if what == "db" and not rollback else 0
         return {"history": history} if history else {}
 

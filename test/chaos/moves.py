@@ -69,14 +69,16 @@ class Moves:
         rows = None if what == "table" else op.get("rows")
         self.restore(cl, db, path, rows, OWNER if who == "owner" else "postgres")
         if op.get("history"):
-            self.earlier_clusters(cl, db, op["history"], op["new"])
+            self.earlier_clusters(cl, db, op["history"], db)
 
     @staticmethod
     def earlier_clusters(cl, db, n, salt):
         """n rows of idgen_system as a database moved n times before would
-        hold: other clusters' (random system identifiers of full length),
-        recorded before every row it has, under its earliest epoch, so that
-        the refusal and the way out are those of the cluster moved from."""
+        hold: other clusters' (random system identifiers of full length,
+        the same for each move of a database name, so that moves in a row
+        stay within the 64 notes), recorded before every row it has, under
+        its earliest epoch, so that the refusal and the way out are those of
+        the cluster moved from."""
         base = random.Random("history %s" % salt).randrange(10 ** 18, 9 * 10 ** 18)
         cl.query(db, "INSERT INTO idgen_system SELECT %s + g, first.recorded_at - g * interval '1 day', "
                      "first.epoch FROM (SELECT min(recorded_at) AS recorded_at, min(epoch) AS epoch "
