@@ -226,6 +226,16 @@ def summary(world, seed, steps, seconds, ops):
             print("  %6d  %s" % (n, msg))
 
 
+def ran(world):
+    """A run that checked no ID proves nothing (its servers did not start:
+    a library built for another PostgreSQL, say): said, and failed, never
+    "no violation"."""
+    if sum(world.checked.values()):
+        return True
+    print("chaos could not check anything: no ID was checked; see the ops that failed above")
+    return False
+
+
 def report_violation(pg, root, template, ops, v, seed, args, started):
     print("\n!!!!!!!! VIOLATION at step %d (seed %s, %.0f s into the run) !!!!!!!!"
           % (len(ops), seed, time.time() - started))
@@ -274,6 +284,8 @@ def run_seed(pg, seed, minutes, late_first, args):
         v, steps = run_ops(pg, os.path.join(root, "run"), template, recorded(model, ops), deadline,
                            args.verbose, worlds, ignore_kinds(args))
         summary(worlds[0], seed, steps, time.time() - started, ops)
+        if v is None and not ran(worlds[0]):
+            return False
         if v is None:
             print("no violation")
             return True
@@ -296,6 +308,8 @@ def replay(pg, path, args):
         v, steps = run_ops(pg, os.path.join(root, "run"), template, ops, None, True, worlds,
                            ignore_kinds(args))
         summary(worlds[0], 0, steps, time.time() - started, ops)
+        if v is None and not ran(worlds[0]):
+            return False
         print(v if v else "no violation")
         return v is None
     finally:
