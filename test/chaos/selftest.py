@@ -5,21 +5,18 @@ after a backend's SIGKILL, with a server log written by the test; and the
 invariants on values given by hand.  They need no server."""
 
 import ast
-import contextlib
 import glob
-import io
 import os
 import random
 import sys
 import tempfile
 import threading
 import time
-import types
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from chaos import coarse, ddmin, ran   # noqa: E402
+from chaos import coarse, ddmin   # noqa: E402
 from cluster import Cluster        # noqa: E402
 from etcd_drills import ETCD_DRILLS     # noqa: E402
 from contract import readme_settings     # noqa: E402
@@ -80,17 +77,6 @@ class Shrinker(unittest.TestCase):
     def test_ddmin_finds_the_failing_ops(self):
         small = ddmin(RUN, fails_with(0, 6, 8), time.time() + 60)
         self.assertEqual(small, [RUN[0], RUN[6], RUN[8]])
-
-
-class Verdict(unittest.TestCase):
-    def test_a_run_that_checked_no_id_fails(self):
-        # no server started (a library built for another PostgreSQL): such
-        # a run said "no violation" before, and its mutants all survived
-        world = types.SimpleNamespace(checked={})
-        with contextlib.redirect_stdout(io.StringIO()):
-            self.assertFalse(ran(world))
-        world.checked[("next", "idgen")] = 3
-        self.assertTrue(ran(world))
 
 
 class WaitAfterKill(unittest.TestCase):

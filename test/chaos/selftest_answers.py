@@ -1,10 +1,15 @@
 """More tests of the checker's invariants on values given by hand, run
 with selftest.py's (scripts/chaos --self-test): the clock's hint, the
-marks folded at startup, idgen_check_nodes() and idgen_stats' times."""
+marks folded at startup, idgen_check_nodes() and idgen_stats' times; and
+a run's own verdict."""
 
+import contextlib
+import io
+import types
 import unittest
 
 from answers import marks_full_counted, regressions_per_incident
+from chaos import ran
 from contract import documented
 from diagnostics import (FRESH_NODE, NO_FRESH_NODE, clock_hint_told, epoch_named, folded_passed_only, nodes_judged,
                          refusal_coded, stats_times_told)
@@ -91,3 +96,14 @@ class Answers(unittest.TestCase):
                 if callable(value) and not name.startswith("__"):
                     owners.setdefault(name, []).append(part.__name__)
         self.assertEqual({n: o for n, o in owners.items() if len(o) > 1}, {})
+
+
+class Verdict(unittest.TestCase):
+    def test_a_run_that_checked_no_id_fails(self):
+        # no server started (a library built for another PostgreSQL): such
+        # a run said "no violation" before, and its mutants all survived
+        world = types.SimpleNamespace(checked={})
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertFalse(ran(world))
+        world.checked[("next", "idgen")] = 3
+        self.assertTrue(ran(world))
