@@ -270,10 +270,10 @@ provenance_note_system(uint64 system, TimestampTz recorded_at)
 	if (!covered)
 	{
 		noted = provenance_note(system, MyDatabaseId, &added);
-		/* not named while unnoted: the error below undoes the row that made it */
 		if (noted)
 			provenance_refuse_for(system, MyDatabaseId, recorded_at);
-		prov->refusing = true;
+		else
+			prov->refusing = true;	/* unnamed: the error below undoes its row */
 	}
 	LWLockRelease(prov->lock);
 	if (!noted)
