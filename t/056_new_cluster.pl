@@ -50,23 +50,76 @@ sub refuses
 }
 
 # 1. pg_upgrade into a new cluster (same major), as PostgreSQL's
-# documentation says: the new cluster empty, both stopped.
+# documentation says: the new cluster empty, both stopped.  Every database
+# refuses from the first start: also one made after the upgrade, which holds
+# no row of idgen_system naming the old cluster and would otherwise generate
+# first (1.5 did, below the old IDs).  Its table ids gets the old IDs, to
+# count repeats.
+my $ids_file = $old->basedir . '/ids.copy';
+$old->safe_psql('postgres', "COPY ids TO '$ids_file'");
 my $new = PostgreSQL::Test::Cluster->new('upgraded');
 $new->init;
 $new->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\n$conf");
 $old->stop;
 pg_upgrade_into($old, $new, 'pg_upgrade into a new cluster');
+like(slurp_file($new->data_dir . '/idgen_hwm'), qr/^# systems @-?\d+ \^$/m,
+	'pg_upgrade left idgen_hwm saying its marks cover no cluster');
 $new->start;
-my $err = refuses($new, 'postgres', 'after pg_upgrade');
+$new->safe_psql('postgres', 'CREATE DATABASE fresh TEMPLATE template0');
+$new->safe_psql('fresh', qq(
+	CREATE EXTENSION idgen;
+	CREATE TABLE ids (id bigint PRIMARY KEY);
+	COPY ids FROM '$ids_file';
+));
+my ($ret, $repeated, $err) = again_at_old_time($new, 'fresh');
+like($err, qr/ERROR:  idgen high-water marks were left behind by pg_upgrade/,
+	'a database made after pg_upgrade refuses');
+like($err, qr/HINT:  Stop this server, copy "idgen_hwm" from the old cluster's data directory into this one/,
+	'the hint says to copy the old idgen_hwm');
+($ret, $repeated, $err) = again_at_old_time($new, 'postgres');
+like($err, qr/ERROR:  idgen high-water marks were left behind by pg_upgrade/,
+	'so does the database pg_upgrade brought');
+
+# The control: the upgrade's mark taken out of idgen_hwm, the database made
+# after it generates below the old IDs; the one pg_upgrade brought still
+# refuses on its rows of idgen_system, naming the old cluster.
+$new->stop;
+my $hwm = $new->data_dir . '/idgen_hwm';
+my $text = slurp_file($hwm);
+$text =~ s/ \^(?= |$)//m or die 'no mark of the upgrade';
+open(my $fh, '>', $hwm) or die $!;
+print $fh $text;
+close $fh;
+$new->start;
+($ret, $repeated) = again_at_old_time($new, 'fresh');
+cmp_ok($repeated, '>', 0, "control: without the mark, $repeated of 200,000 IDs of the database made after pg_upgrade repeat old ones");
+$err = refuses($new, 'postgres', 'control: the database pg_upgrade brought');
 like($err, qr/HINT:  Stop this server and copy "idgen_hwm" from the data directory of the cluster with system identifier $old_sys /,
 	'the hint says to copy the old idgen_hwm, naming the old cluster');
+
 # Following the hint.
 $new->stop;
-system('cp', $old->data_dir . '/idgen_hwm', $new->data_dir . '/idgen_hwm') == 0 or die 'cp';
+system('cp', $old->data_dir . '/idgen_hwm', $hwm) == 0 or die 'cp';
 $new->start;
-my ($ret, $repeated) = again_at_old_time($new, 'postgres');
+($ret, $repeated) = again_at_old_time($new, 'postgres');
 is($repeated, '0', 'with the old idgen_hwm copied in, 200,000 IDs from the old time repeat none');
+($ret, $repeated) = again_at_old_time($new, 'fresh');
+is($repeated, '0', 'nor in the database made after pg_upgrade');
 $new->stop;
+
+# Or idgen_resume_after(), in the database pg_upgrade brought, and a restart.
+my $again = PostgreSQL::Test::Cluster->new('upgraded_again');
+$again->init;
+$again->append_conf('postgresql.conf', "shared_preload_libraries = 'idgen'\n$conf");
+pg_upgrade_into($old, $again, 'pg_upgrade into another new cluster');
+$again->start;
+$again->safe_psql('postgres', "SELECT idgen_resume_after('$newest')");
+$again->restart;
+($ret, $repeated) = again_at_old_time($again, 'postgres');
+is($repeated, '0', 'after idgen_resume_after() and a restart, 200,000 IDs from the old time repeat none');
+like(slurp_file($again->data_dir . '/idgen_hwm'), qr/^# systems @-?\d+ \d+ \d+$/m,
+	'idgen_hwm says its marks cover both clusters, the upgrade left behind');
+$again->stop;
 
 # 2. A dump restored into a new cluster, which runs the extension's script
 # (its own row) and then the dumped rows (the old cluster's).

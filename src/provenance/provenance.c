@@ -196,6 +196,7 @@ provenance_refuse(void)
 	LWLockAcquire(prov->lock, LW_SHARED);
 	why.resumed = prov->resumed;
 	why.lost = prov->lost;
+	why.upgraded = prov->upgraded;
 	why.foreign = prov->foreign;
 	why.foreign_db = prov->foreign_db;
 	LWLockRelease(prov->lock);
@@ -205,6 +206,14 @@ provenance_refuse(void)
 				 errmsg("idgen generation resumes after a restart"),
 				 errdetail("idgen_resume_after() raised the high-water marks; backends that generated before hold states below them."),
 				 errhint("Restart the server.")));
+	if (why.upgraded)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("idgen high-water marks were left behind by pg_upgrade: \"%s\" is still in the old cluster's data directory",
+						"idgen_hwm"),
+				 errdetail("pg_upgrade brought databases holding the old cluster's IDs; IDs made here, in any database, could repeat them."),
+				 errhint("Stop this server, copy \"%s\" from the old cluster's data directory into this one, and start it; or, as a superuser, run SELECT idgen_resume_after(t), t being a time after every ID the old cluster issued, and restart the server.",
+						 "idgen_hwm")));
 	if (why.lost)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -266,7 +275,8 @@ provenance_note_system(uint64 system, TimestampTz recorded_at)
 	if (prov == NULL)
 		return false;			/* not preloaded: nothing generates */
 	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
-	covered = provenance_covers(system);
+	/* this cluster's own row: with its marks lost, the server refuses already */
+	covered = system == GetSystemIdentifier() || provenance_covers(system);
 	if (!covered)
 	{
 		noted = provenance_note(system, MyDatabaseId, &added);
@@ -346,7 +356,7 @@ provenance_cover_raised(int64 lead)
 		provenance_add(rows[i].system);
 	for (int i = 0; i < nnoted; i++)
 		provenance_add(noted[i]);
-	prov->lost = false;
+	prov->lost = prov->upgraded = false;
 	provenance_add(GetSystemIdentifier());
 	/* this cluster now holds IDs of that epoch: its own rows will say so */
 	prov->epoch_ms = Min(prov->epoch_ms, layout_default()->epoch_ms - lead);

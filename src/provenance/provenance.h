@@ -17,6 +17,9 @@ extern void provenance_shmem_request(void);
 /* before marks_shmem_init(): registers its line of idgen_hwm with marks.c */
 extern void provenance_shmem_init(void *at, bool found);
 
+/* _PG_init: upgrade.c's watch on pg_upgrade, in binary-upgrade mode */
+extern void provenance_upgrade_register(void);
+
 /* generator.c, before a backend first generates */
 extern void provenance_require(void);
 extern void provenance_set_recheck_hook(void (*hook) (void));

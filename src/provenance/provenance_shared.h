@@ -34,6 +34,7 @@ typedef struct ProvenanceShared
 {
 	LWLock	   *lock;
 	bool		lost;			/* idgen_hwm is missing from a directory that kept it */
+	bool		upgraded;		/* or stayed in the cluster pg_upgrade came from */
 	bool		refusing;		/* lost, or a database held IDs the marks miss */
 	bool		resumed;		/* idgen_resume_after() ran: restart */
 	uint64		foreign;		/* the cluster whose IDs the marks miss */
@@ -58,5 +59,6 @@ extern bool provenance_note(uint64 system, Oid db, bool *added);
 extern void provenance_log_note(uint64 system, Oid db);
 extern bool provenance_notes_settle(void);
 extern int	provenance_notes_of(Oid db, uint64 *systems);
+extern void provenance_mark_upgraded(void);
 
 #endif							/* IDGEN_PROVENANCE_SHARED_H */

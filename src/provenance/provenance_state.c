@@ -180,6 +180,26 @@ provenance_notes_of(Oid db, uint64 *systems)
 	return found;
 }
 
+/*
+ * pg_upgrade is bringing a database with the extension (upgrade.c): it
+ * holds the old cluster's IDs, whose marks stayed in the old idgen_hwm, so
+ * these marks cover no cluster until that file is copied over this one or
+ * idgen_resume_after() runs.  In the file at once: the new server's first
+ * start must refuse, in every database.
+ */
+void
+provenance_mark_upgraded(void)
+{
+	bool		changed;
+
+	LWLockAcquire(prov->lock, LW_EXCLUSIVE);
+	changed = !prov->upgraded;
+	prov->upgraded = prov->lost = prov->refusing = true;
+	LWLockRelease(prov->lock);
+	if (changed)
+		marks_rewrite();
+}
+
 /* A note's token after its "!": "<system>:<db oid>". */
 static bool
 provenance_load_note(const char *p, char **end)
@@ -204,6 +224,8 @@ provenance_load_token(const char *p, char **end)
 	*end = (char *) p + 1;
 	if (*p == '-')
 		prov->lost = true;
+	else if (*p == '^')
+		prov->lost = prov->upgraded = true;
 	else if (*p == '@')
 		prov->epoch_ms = strtoll(digits, end, 10);
 	else if (*p == '!')
@@ -215,8 +237,9 @@ provenance_load_token(const char *p, char **end)
 
 /*
  * A comment line of idgen_hwm: "# systems @<epoch ms> <id>... !<id>:<db oid>..."
- * ("-" for the ids: marks lost; "!" for a cluster found uncovered in a
- * database) is ours; other comments are not.  False when ours is malformed.
+ * ("-" for the ids: marks lost; "^": left in the cluster pg_upgrade came
+ * from; "!" for a cluster found uncovered in a database) is ours; other
+ * comments are not.  False when ours is malformed.
  */
 bool
 provenance_load_line(const char *line)
@@ -244,7 +267,9 @@ provenance_write_line(StringInfo buf)
 	LWLockAcquire(prov->lock, LW_SHARED);
 	appendStringInfoString(buf, PROVENANCE_LINE);
 	appendStringInfo(buf, " @" INT64_FORMAT, prov->epoch_ms);
-	if (prov->lost)
+	if (prov->upgraded)
+		appendStringInfoString(buf, " ^");
+	else if (prov->lost)
 		appendStringInfoString(buf, " -");
 	else
 		for (int i = 0; i < prov->nsystems; i++)
