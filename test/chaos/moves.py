@@ -16,6 +16,8 @@ from params import CURRENT
 
 OWNER = "chaos_owner"
 TABLE = "chaos_ids"
+# made on a new cluster before idgen_hwm is copied in, and dropped again
+FORGOT_DB = "chaos_forgot"
 # README, Rows copied in without idgen's objects: the step after such a load
 TABLE_STEP = "SELECT idgen_resume_after((idgen_decode(max(id))).ts) FROM %s" % TABLE
 # a layout no other server defines: IDs made in it before a restore equal none
@@ -86,8 +88,9 @@ class Moves:
 
     def do_upgrade(self, op):
         """pg_upgrade of c (stopped) into a cluster of its own initdb, in
-        copy mode (c can start again), idgen_hwm copied as README says;
-        the new server continues c's line with op's settings."""
+        copy mode (c can start again), idgen_hwm copied as README says
+        (op's "forgot": after a start without it); the new server
+        continues c's line with op's settings."""
         c, new = op["c"], op["new"]
         if not self.live(c) or new in self.clusters:
             return False
@@ -104,13 +107,32 @@ class Moves:
         self.role[new] = "primary"
         as_user([self.pg.tool("pg_upgrade"), "--no-sync", "-d", src.data, "-D", cl.data,
                  "-b", self.pg.bindir, "-B", self.pg.bindir, "-s", cl.dir], cwd=cl.dir)
+        self.lineage[new] = self.continued(c)
+        if op.get("forgot"):
+            self.forgot_hwm(new, op["forgot"])
+            cl.write_settings(op["set"])
         hwm = os.path.join(cl.data, "idgen_hwm")
         shutil.copy2(os.path.join(src.data, "idgen_hwm"), hwm)
         if os.getuid() == 0:
             shutil.chown(hwm, RUN_USER)
-        self.lineage[new] = self.continued(c)
         cl.start()
         self.touch(new)
+
+    def forgot_hwm(self, c, behind):
+        """Server c, just made by pg_upgrade, started before README's copy
+        of idgen_hwm, with the settings behind (its clock behind the old
+        IDs): a database made there, which holds none of them, generates
+        first, and must be refused (or resume above them); then c stops
+        for the copy."""
+        cl = self.clusters[c]
+        cl.write_settings(behind)
+        cl.start()
+        cl.query("postgres", 'CREATE DATABASE "%s" TEMPLATE template0' % FORGOT_DB)
+        cl.query(FORGOT_DB, create_extension(CURRENT))
+        conn = cl.connect(FORGOT_DB)
+        self.held_after(c, FORGOT_DB, conn, ("next", None, 1, 3000))
+        cl.query("postgres", 'DROP DATABASE "%s" WITH (FORCE)' % FORGOT_DB)
+        cl.stop("fast")
 
     def do_rollback(self, op):
         """c's database (or table) dumped, c retired, and the server c was

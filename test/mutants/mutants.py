@@ -118,6 +118,10 @@ MUTANTS = [
      "idgen_hwm's reader has room for a line of NAMEDATALEN + 64 bytes, as before 1.5 was"
      " released: a systems line of more than five clusters makes the file unreadable at the next start",
      [("\tchar\t\tline[MARKS_FILE_LINE_MAX];\n", "\tchar\t\tline[NAMEDATALEN + 64];\n")]),
+    ("upgrade_unmarked", "src/provenance/upgrade.c",
+     "pg_upgrade's restore of the extension leaves the new cluster's idgen_hwm as it is: before"
+     " README's copy of the old file, a database made after the upgrade generates below the old IDs",
+     [("\t\tprovenance_mark_upgraded();\n", "\t\t(void) 0;\n")]),
     ("hwm_lost", "src/provenance/provenance.c",
      "idgen_hwm missing from a directory that kept it starts from the clock, as a new"
      " cluster would (issue #28 item 3)",
@@ -274,7 +278,7 @@ SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                   # layout's floor is ahead: a ten-minute run's (seed 4)
                   "horizon_prepared_default", "horizon_redo_default", "horizon_bad_node_epoch",
                   # not yet measured on three random seeds
-                  "marks_named_first", "refusal_note_forgotten", "hwm_line_short",
+                  "marks_named_first", "refusal_note_forgotten", "hwm_line_short", "upgrade_unmarked",
                   # chaos moves no database into a server with a standby: t/026 kills it
                   "refusal_note_not_replayed",
                   # a backend moving from the shared worker id to its own: drawn seldom
