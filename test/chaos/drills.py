@@ -329,8 +329,7 @@ class Drills:
         made), what (the database, or one table idgen cannot see: README's
         step, then only idgen's own layout until the clock passes the old
         IDs of every layout) and which way (into a new cluster, or back into
-        the old one after its pg_upgrade into a new one that generated, half
-        the time after idgen_hwm's copy was forgotten at first)."""
+        the old one after its pg_upgrade into a new one that generated)."""
         side = self.side_stream()
         who, what = side.choice(["postgres", "owner"]), side.choice(["db", "db", "table"])
         rollback = side.random() < 1 / 2
@@ -355,7 +354,9 @@ class Drills:
                 # the transaction, and it must add it again
                 made = {"op": "outbox", "c": new, "db": db,
                         "writers": [[[1, 0, RELEASED]] + [[5, 0, "COMMIT"]] * 3]}
-            ops = [reload, first, self.upgrade_op(side, c, new, ahead, s),
+            # first a minute behind without README's copy of idgen_hwm (forgot_hwm)
+            ops = [reload, first, {"op": "upgrade", "c": c, "new": new, "set": ahead,
+                                   "forgot": dict(s, clock_offset_ms=s["clock_offset_ms"] - 60000)},
                    made, move, restart and dict(restart, c=c, set=s),
                    restart and self.burst_new_db(c, move.get("other")), self.on(refused, c)]
             new, other_after, outbox = c, None, outbox and dict(outbox, c=c)
@@ -381,17 +382,6 @@ class Drills:
         return ops[:4 + rollback] + [
             {"op": "resume", "c": new, "db": db, "table": True}, own, {"op": "pause", "ms": idle, "past": new},
             after if rollback else self.burst_new_db(new, db), other_after, outbox]
-
-    @staticmethod
-    def upgrade_op(side, c, new, ahead, s):
-        """The rollback's pg_upgrade of c into new, which runs with ahead;
-        half the time README's copy of idgen_hwm is forgotten at first: the
-        new server starts with s, its clock a minute behind the old IDs,
-        and a database made there, holding none of them, generates first."""
-        upgrade = {"op": "upgrade", "c": c, "new": new, "set": ahead}
-        if side.random() < 1 / 2:
-            upgrade["forgot"] = dict(s, clock_offset_ms=s["clock_offset_ms"] - 60000)
-        return upgrade
 
     @staticmethod
     def move_history(side, what, rollback):
