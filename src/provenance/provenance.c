@@ -212,7 +212,7 @@ provenance_refuse(void)
 				 errmsg("idgen high-water marks were left behind by pg_upgrade: \"%s\" is still in the old cluster's data directory",
 						"idgen_hwm"),
 				 errdetail("pg_upgrade brought databases holding the old cluster's IDs; IDs made here, in any database, could repeat them."),
-				 errhint("Stop this server, copy \"%s\" from the old cluster's data directory into this one, and start it; or, as a superuser, run SELECT idgen_resume_after(t), t being a time after every ID the old cluster issued, and restart the server.",
+				 errhint("Stop this server, copy \"%s\" from the old cluster's data directory into this one, and start it; or, as a superuser, run SELECT idgen_resume_after(t), t being a time after every ID the old cluster issued (the only way on a standby promoted since), and restart the server.",
 						 "idgen_hwm")));
 	if (why.lost)
 		ereport(ERROR,
