@@ -51,7 +51,7 @@ OBJS = \
 	src/provenance/provenance_state.o \
 	src/provenance/provenance_table.o \
 	src/provenance/provenance_trigger.o \
-	src/provenance/upgrade.o \
+	src/provenance/utility.o \
 	src/rmgr.o \
 	src/sql/capacity.o \
 	src/sql/decode.o \

@@ -111,7 +111,7 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = idgen_shmem_startup;
 	rmgr_register();
-	provenance_upgrade_register();
+	provenance_utility_register();
 	marks_writer_register();
 	lease_configure();
 	/* a server that cannot generate must not hold a node id another could use */

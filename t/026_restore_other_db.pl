@@ -96,4 +96,27 @@ is($new->safe_psql('other', "SELECT count(*) FROM again WHERE id <= $max_old"), 
 	'after idgen_resume_after() and a restart, the other database generates above the old IDs');
 
 $new->stop;
+
+# A data-only restore with the triggers disabled (pg_restore --data-only
+# --disable-triggers, into the schema made first): the rows of
+# idgen_system arrive past the trigger, and the table is checked when the
+# restore enables it again.  The control: the note taken out, as if nothing
+# had checked, the other database generates at the old time.
+my $dt = idgen_node('ro_disabled', $conf);
+$dt->safe_psql('postgres', 'CREATE DATABASE other; CREATE DATABASE app');
+$dt->safe_psql('other', 'CREATE EXTENSION idgen');
+$dt->command_ok([ 'pg_restore', '--schema-only', '-d', $dt->connstr('app'), $dump ],
+	'pg_restore --schema-only');
+$log_offset = -s $dt->logfile;
+$dt->command_ok([ 'pg_restore', '--data-only', '--disable-triggers', '-d', $dt->connstr('app'), $dump ],
+	'pg_restore --data-only --disable-triggers');
+ok($dt->log_contains('WARNING:  database "app" now holds idgen IDs of another cluster', $log_offset),
+	'the restore warns once it enables the triggers again');
+($ret, $out, $err) = at_old_time('other', $dt);
+like($err, qr/ERROR:  database "app" holds idgen IDs of another cluster/,
+	'with the triggers disabled, a new session of the other database refuses too');
+cmp_ok(without_notes($dt), '>', 0, "idgen_hwm noted the cluster restored with the triggers disabled");
+($ret, $out, $err) = at_old_time('other', $dt);
+is($ret, 0, 'control: without the note, the other database generates at the old time');
+$dt->stop;
 done_testing();

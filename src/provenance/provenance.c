@@ -265,7 +265,7 @@ provenance_row_lost(void)
  * not cover; true then.  The refusal names the cluster recorded last,
  * whose marks cover those before it.
  */
-bool
+static bool
 provenance_note_system(uint64 system, TimestampTz recorded_at)
 {
 	bool		covered;
@@ -302,6 +302,35 @@ provenance_note_system(uint64 system, TimestampTz recorded_at)
 		provenance_log_note(system, MyDatabaseId);
 	}
 	return !covered;
+}
+
+/*
+ * A row of cluster system arrived in this database's idgen_system (its
+ * trigger, or utility.c once a restore enables the triggers it disabled):
+ * the server refuses when the marks do not cover that cluster, and says so.
+ */
+void
+provenance_arrived(uint64 system, TimestampTz recorded_at)
+{
+	if (provenance_note_system(system, recorded_at))
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("database \"%s\" now holds idgen IDs of another cluster (system identifier " UINT64_FORMAT "), whose high-water marks this server does not have",
+						get_database_name(MyDatabaseId), system),
+				 errdetail("Generation refuses in every database of this server until it is told where to resume."),
+				 errhint("Copy \"%s\" from that cluster's data directory, or run SELECT idgen_resume_after(t), t being a time after every ID it issued; then restart the server.",
+						 "idgen_hwm")));
+}
+
+/* Rows arrived past the trigger: the one it would have refused for. */
+void
+provenance_check_arrived(void)
+{
+	TimestampTz recorded_at;
+	uint64		system = provenance_uncovered(&recorded_at);
+
+	if (system != 0)
+		provenance_arrived(system, recorded_at);
 }
 
 /*

@@ -181,7 +181,7 @@ provenance_notes_of(Oid db, uint64 *systems)
 }
 
 /*
- * pg_upgrade is bringing a database with the extension (upgrade.c): it
+ * pg_upgrade is bringing a database with the extension (utility.c): it
  * holds the old cluster's IDs, whose marks stayed in the old idgen_hwm, so
  * these marks cover no cluster until that file is copied over this one or
  * idgen_resume_after() runs.  In the file at once: the new server's first

@@ -59,15 +59,8 @@ idgen_system_check(PG_FUNCTION_ARGS)
 	desc = RelationGetDescr(trigdata->tg_relation);
 	system = heap_getattr(trigdata->tg_trigtuple, 1, desc, &isnull);
 	recorded_at = heap_getattr(trigdata->tg_trigtuple, 2, desc, &no_time);
-	if (!isnull &&
-		provenance_note_system((uint64) DatumGetInt64(system),
-							   no_time ? DT_NOBEGIN : DatumGetTimestampTz(recorded_at)))
-		ereport(WARNING,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("database \"%s\" now holds idgen IDs of another cluster (system identifier " INT64_FORMAT "), whose high-water marks this server does not have",
-						get_database_name(MyDatabaseId), DatumGetInt64(system)),
-				 errdetail("Generation refuses in every database of this server until it is told where to resume."),
-				 errhint("Copy \"%s\" from that cluster's data directory, or run SELECT idgen_resume_after(t), t being a time after every ID it issued; then restart the server.",
-						 "idgen_hwm")));
+	if (!isnull)
+		provenance_arrived((uint64) DatumGetInt64(system),
+						   no_time ? DT_NOBEGIN : DatumGetTimestampTz(recorded_at));
 	return PointerGetDatum(NULL);
 }
