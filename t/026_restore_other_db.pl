@@ -44,6 +44,21 @@ sub at_old_time
 		SELECT count(*) FROM (SELECT idgen_next() FROM generate_series(1, 1000)) n));
 }
 
+# A new session of the other database of $node refuses, naming the
+# restored one ($what: when); the control: the note taken out of
+# idgen_hwm, it generates at the old time.
+sub refuses_until_note_gone
+{
+	my ($node, $what) = @_;
+	my ($ret, $out, $err) = at_old_time('other', $node);
+	like($err, qr/ERROR:  database "app" holds idgen IDs of another cluster/,
+		"$what, a new session of the other database refuses");
+	cmp_ok(without_notes($node), '>', 0, "$what, idgen_hwm noted the restored cluster");
+	($ret, $out, $err) = at_old_time('other', $node);
+	is($ret, 0, "control: $what, without the note, the other database generates at the old time");
+	return;
+}
+
 my ($ret, $out, $err) = at_old_time('other');
 is($ret, 0, 'control: before the restore, the other database generates');
 
@@ -70,21 +85,11 @@ $new->wait_for_catchup($standby, 'replay');
 $standby->safe_psql('postgres', 'CHECKPOINT');
 $standby->restart;
 $standby->promote;
-($ret, $out, $err) = at_old_time('other', $standby);
-like($err, qr/ERROR:  database "app" holds idgen IDs of another cluster/,
-	'the standby, restarted and promoted, refuses in the other database');
-cmp_ok(without_notes($standby), '>', 0, "the standby's idgen_hwm noted the restored cluster");
-($ret, $out, $err) = at_old_time('other', $standby);
-is($ret, 0, 'control: without the note, the promoted standby generates at the old time');
+refuses_until_note_gone($standby, 'on the standby, restarted and promoted');
 $standby->stop;
 
 $new->restart;
-($ret, $out, $err) = at_old_time('other');
-like($err, qr/ERROR:  database "app" holds idgen IDs of another cluster/,
-	'after a restart, a session of the other database still refuses');
-cmp_ok(without_notes($new), '>', 0, 'idgen_hwm noted the restored cluster');
-($ret, $out, $err) = at_old_time('other');
-is($ret, 0, 'control: without the note, the other database generates at the old time after a restart');
+refuses_until_note_gone($new, 'after a second restart');
 
 my $newest = $new->safe_psql('app', 'SELECT (idgen_decode(max(id))).ts FROM ids');
 $new->safe_psql('app', "SELECT idgen_resume_after('$newest')");
@@ -112,11 +117,6 @@ $dt->command_ok([ 'pg_restore', '--data-only', '--disable-triggers', '-d', $dt->
 	'pg_restore --data-only --disable-triggers');
 ok($dt->log_contains('WARNING:  database "app" now holds idgen IDs of another cluster', $log_offset),
 	'the restore warns once it enables the triggers again');
-($ret, $out, $err) = at_old_time('other', $dt);
-like($err, qr/ERROR:  database "app" holds idgen IDs of another cluster/,
-	'with the triggers disabled, a new session of the other database refuses too');
-cmp_ok(without_notes($dt), '>', 0, "idgen_hwm noted the cluster restored with the triggers disabled");
-($ret, $out, $err) = at_old_time('other', $dt);
-is($ret, 0, 'control: without the note, the other database generates at the old time');
+refuses_until_note_gone($dt, 'after a restore with the triggers disabled');
 $dt->stop;
 done_testing();
