@@ -317,7 +317,19 @@ SEED_DEPENDENT = {"lease_fence", "redo_mark_memory", "resume_epoch_covered",
                   "blind18_resume_after_ahead_wrong_sqlstate", "blind19_lease_tokens_readable_by_public",
                   # and again, the second and third sets (2026-11-28)
                   "blind2_horizon_skips_this_run_prepared", "blind2_time_field_end_off_by_one",
-                  "blind3_stats_base_not_advanced"}
+                  "blind3_stats_base_not_advanced",
+                  # and sets 6 to 20's input, privilege and decoding mutants (2026-11-28, later)
+                  "blind6_adopt_floor_ahead", "blind9_decode_ticks_as_ms",
+                  "blind10_lease_release_ignores_token", "blind12_clock_offset_userset",
+                  "blind12_leases_sysid_public", "blind12_layout_tick_unbounded",
+                  "blind12_layout_call_cache_prefix", "blind12_objectid_in_trailing_accepted",
+                  "blind12_from_timestamp_before_epoch", "blind13_base62_parse_overflow",
+                  "blind13_objectid_longer_bytes_accepted", "blind13_lease_restored_executable_by_public",
+                  "blind13_workers_view_issued_visible", "blind13_block_of_zero_accepted",
+                  "blind19_sequence_start_whole_range", "blind20_registry_setting_readable_by_all",
+                  "blind20_check_nodes_reference_is_self", "blind20_default_layout_shard_ignored",
+                  "blind20_narrow_worker_field_not_refused", "blind20_tick_before_epoch_checks_default_layout",
+                  "blind20_system_check_trigger_any_table", "blind20_objectid_le_strict"}
 
 
 def main(argv):
