@@ -15,8 +15,9 @@
  *	  server refuses from its first start, in every database, also one made
  *	  after the upgrade, until README's step (the old idgen_hwm copied over
  *	  this one) or idgen_resume_after().
- *	- A restore with triggers disabled (pg_restore --disable-triggers)
- *	  enables them again after the table's data: the table is checked then.
+ *	- A data-only restore with triggers disabled (pg_restore --data-only
+ *	  --disable-triggers) enables them again after the table's data: the
+ *	  table is checked then.
  */
 #include "postgres.h"
 
