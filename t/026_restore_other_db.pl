@@ -21,6 +21,7 @@ use Test::More;
 my $conf = "idgen.node_id = 1\nidgen.max_clock_regression_ms = 120000\n";
 my $old = idgen_node('ro_old', $conf);
 $old->safe_psql('postgres', q(
+	SELECT idgen_define_layout('orders', '2020-01-01+00', '{time,node,sequence}', '{41,10,12}');
 	CREATE TABLE ids (id bigint PRIMARY KEY);
 	INSERT INTO ids SELECT idgen_next() FROM generate_series(1, 50000);));
 my $first_ms = $old->safe_psql('postgres',
@@ -103,20 +104,28 @@ is($new->safe_psql('other', "SELECT count(*) FROM again WHERE id <= $max_old"), 
 $new->stop;
 
 # A data-only restore with the triggers disabled (pg_restore --data-only
-# --disable-triggers, into the schema made first): the rows of
-# idgen_system arrive past the trigger, and the table is checked when the
-# restore enables it again.  The control: the note taken out, as if nothing
-# had checked, the other database generates at the old time.
+# --disable-triggers, into the schema made first): idgen's triggers stay
+# enabled, so the rows of idgen_system pass theirs, and those of
+# idgen_layout equal to the layouts the schema defined are skipped, not
+# duplicates that failed the table's rows and the restore.  The control:
+# the note taken out, as if nothing had checked, the other database
+# generates at the old time.
 my $dt = idgen_node('ro_disabled', $conf);
 $dt->safe_psql('postgres', 'CREATE DATABASE other; CREATE DATABASE app');
 $dt->safe_psql('other', 'CREATE EXTENSION idgen');
 $dt->command_ok([ 'pg_restore', '--schema-only', '-d', $dt->connstr('app'), $dump ],
 	'pg_restore --schema-only');
 $log_offset = -s $dt->logfile;
-$dt->command_ok([ 'pg_restore', '--data-only', '--disable-triggers', '-d', $dt->connstr('app'), $dump ],
-	'pg_restore --data-only --disable-triggers');
+$dt->command_ok(
+	[ 'pg_restore', '--data-only', '--disable-triggers', '--single-transaction', '--exit-on-error',
+		'-d', $dt->connstr('app'), $dump ],
+	'pg_restore --data-only --disable-triggers, in one transaction that stops at an error');
 ok($dt->log_contains('WARNING:  database "app" now holds idgen IDs of another cluster', $log_offset),
-	'the restore warns once it enables the triggers again');
+	'the restore warns as the rows of idgen_system arrive');
+is($dt->safe_psql('app', q(SELECT count(*) FROM pg_trigger
+		WHERE tgrelid IN ('idgen_layout'::regclass, 'idgen_system'::regclass) AND tgenabled <> 'O')),
+	'0', "idgen's triggers are enabled after the restore");
+is($dt->safe_psql('app', q(SELECT count(*) FROM ids)), '50000', 'the rows of the data-only restore are in');
 refuses_until_note_gone($dt, 'after a restore with the triggers disabled');
 $dt->stop;
 done_testing();

@@ -56,6 +56,16 @@
 #define idgen_oldest_xid() (ShmemVariableCache->oldestXid)
 #endif
 
+/* PG 16 let EnableDisableTrigger() name a parent trigger and recurse. */
+#include "commands/trigger.h"
+#if PG_VERSION_NUM >= 160000
+#define idgen_enable_trigger(rel, name, lockmode) \
+	EnableDisableTrigger(rel, name, InvalidOid, TRIGGER_FIRES_ON_ORIGIN, false, false, lockmode)
+#else
+#define idgen_enable_trigger(rel, name, lockmode) \
+	EnableDisableTrigger(rel, name, TRIGGER_FIRES_ON_ORIGIN, false, lockmode)
+#endif
+
 /* PG 16 added soft input errors; before it they are plain errors. */
 #if PG_VERSION_NUM < 160000
 #define ereturn(context, dummy_value, ...) ereport(ERROR, __VA_ARGS__)

@@ -306,8 +306,7 @@ provenance_note_system(uint64 system, TimestampTz recorded_at)
 
 /*
  * A row of cluster system arrived in this database's idgen_system (its
- * trigger, or utility.c once a restore enables the triggers it disabled):
- * the server refuses when the marks do not cover that cluster, and says so.
+ * trigger): the server refuses when the marks do not cover that cluster, and says so.
  */
 void
 provenance_arrived(uint64 system, TimestampTz recorded_at)
@@ -320,17 +319,6 @@ provenance_arrived(uint64 system, TimestampTz recorded_at)
 				 errdetail("Generation refuses in every database of this server until it is told where to resume."),
 				 errhint("Copy \"%s\" from that cluster's data directory, or run SELECT idgen_resume_after(t), t being a time after every ID it issued; then restart the server.",
 						 "idgen_hwm")));
-}
-
-/* Rows arrived past the trigger: the one it would have refused for. */
-void
-provenance_check_arrived(void)
-{
-	TimestampTz recorded_at;
-	uint64		system = provenance_uncovered(&recorded_at);
-
-	if (system != 0)
-		provenance_arrived(system, recorded_at);
 }
 
 /*

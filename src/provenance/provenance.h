@@ -17,16 +17,15 @@ extern void provenance_shmem_request(void);
 /* before marks_shmem_init(): registers its line of idgen_hwm with marks.c */
 extern void provenance_shmem_init(void *at, bool found);
 
-/* _PG_init: utility.c's watch on rows of idgen_system past its trigger */
+/* _PG_init: utility.c's watch on rows of idgen's tables past their triggers */
 extern void provenance_utility_register(void);
 
 /* generator.c, before a backend first generates */
 extern void provenance_require(void);
 extern void provenance_set_recheck_hook(void (*hook) (void));
 
-/* provenance_trigger.c, when a row arrives in idgen_system; utility.c */
+/* provenance_trigger.c, when a row arrives in idgen_system */
 extern void provenance_arrived(uint64 system, TimestampTz recorded_at);
-extern void provenance_check_arrived(void);
 
 /* rmgr.c, replaying a cluster found uncovered on the primary */
 extern void provenance_redo_note(uint64 system, Oid db);

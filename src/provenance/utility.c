@@ -1,13 +1,15 @@
 /*
  * utility.c
- *		Rows of idgen_system that arrive past its trigger, told by the
- *		utility statements around them.
+ *		Utility statements that would bring rows of idgen's tables past
+ *		their triggers.
  *
- * The table's trigger makes the server refuse as a restore's rows arrive,
- * before anyone generates, also in databases that never read this one.
- * Two ways bring rows without it:
+ * The trigger of idgen_system makes the server refuse as a restore's rows
+ * arrive, before anyone generates, also in databases that never read this
+ * one; those of idgen_layout check each layout, skip a restore's rows equal
+ * to those the schema defined first (restore.c), and keep the saved copy.
+ * Two ways would bring rows without them:
  *
- *	- pg_upgrade copies the table's files.  It restores the schema first,
+ *	- pg_upgrade copies the tables' files.  It restores the schema first,
  *	  in binary-upgrade mode, where an extension's objects arrive one by
  *	  one through ALTER EXTENSION ... ADD, which nothing else runs there
  *	  (the old cluster, started so too, is only read).  The first of
@@ -15,15 +17,26 @@
  *	  server refuses from its first start, in every database, also one made
  *	  after the upgrade, until README's step (the old idgen_hwm copied over
  *	  this one) or idgen_resume_after().
- *	- A data-only restore with triggers disabled (pg_restore --data-only
- *	  --disable-triggers) enables them again after the table's data: the
- *	  table is checked then.
+ *	- ALTER TABLE ... DISABLE TRIGGER, which a data-only restore runs
+ *	  before each table's data (pg_restore --data-only --disable-triggers).
+ *	  idgen's own triggers on its tables are enabled again at once, with a
+ *	  notice: the restore's rows pass them as any restore's do.
  */
 #include "postgres.h"
 
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_proc.h"
+#include "commands/extension.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
+#include "utils/rel.h"
+
+#include "base/compat.h"
 
 #include "provenance.h"
 #include "provenance_shared.h"
@@ -41,31 +54,64 @@ adds_to_idgen(const Node *stmt)
 		strcmp(((const AlterExtensionContentsStmt *) stmt)->extname, "idgen") == 0;
 }
 
-/* ALTER TABLE idgen_system ENABLE ... TRIGGER, in any schema */
+/* ALTER TABLE ... DISABLE TRIGGER, or ENABLE REPLICA TRIGGER */
 static bool
-enables_system_triggers(const Node *stmt)
+disables_triggers(const Node *stmt)
 {
 	const AlterTableStmt *alter = (const AlterTableStmt *) stmt;
 	ListCell   *lc;
 
-	if (!IsA(stmt, AlterTableStmt) || alter->relation == NULL ||
-		strcmp(alter->relation->relname, "idgen_system") != 0)
+	if (!IsA(stmt, AlterTableStmt) || alter->relation == NULL)
 		return false;
 	foreach(lc, alter->cmds)
 	{
 		AlterTableType type = lfirst_node(AlterTableCmd, lc)->subtype;
 
-		if (type == AT_EnableTrig || type == AT_EnableAlwaysTrig ||
-			type == AT_EnableReplicaTrig || type == AT_EnableTrigAll ||
-			type == AT_EnableTrigUser)
+		if (type == AT_DisableTrig || type == AT_DisableTrigAll ||
+			type == AT_DisableTrigUser || type == AT_EnableReplicaTrig)
 			return true;
 	}
 	return false;
 }
 
 /*
+ * Enables again the triggers of a table of idgen's that call idgen's
+ * functions; the statement that disabled them holds the table's lock.
+ */
+static void
+keep_idgen_triggers(const RangeVar *relation)
+{
+	Oid			ext = get_extension_oid("idgen", true);
+	Oid			relid = RangeVarGetRelid(relation, NoLock, true);
+	Relation	rel;
+	bool		enabled = false;
+
+	if (!OidIsValid(ext) || !OidIsValid(relid) ||
+		getExtensionOfObject(RelationRelationId, relid) != ext)
+		return;
+	CommandCounterIncrement();
+	rel = table_open(relid, ShareRowExclusiveLock);
+	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++)
+	{
+		Trigger    *trigger = &rel->trigdesc->triggers[i];
+
+		if (trigger->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
+			getExtensionOfObject(ProcedureRelationId, trigger->tgfoid) != ext)
+			continue;
+		idgen_enable_trigger(rel, trigger->tgname, ShareRowExclusiveLock);
+		enabled = true;
+	}
+	if (enabled)
+		ereport(NOTICE,
+				(errmsg("idgen's triggers on table \"%s\" stay enabled",
+						RelationGetRelationName(rel)),
+				 errdetail("They check every row written to the table, also the rows of a data-only restore.")));
+	table_close(rel, NoLock);
+}
+
+/*
  * The upgrade is told before the statement runs, so that no database
- * arrives untold; the table is checked once its triggers are on.
+ * arrives untold; triggers are enabled again once it has run.
  */
 static void
 provenance_process_utility(PlannedStmt *pstmt, const char *queryString,
@@ -84,8 +130,8 @@ provenance_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
-	if (enables_system_triggers(pstmt->utilityStmt))
-		provenance_check_arrived();
+	if (disables_triggers(pstmt->utilityStmt))
+		keep_idgen_triggers(((AlterTableStmt *) pstmt->utilityStmt)->relation);
 }
 
 /* _PG_init, while shared_preload_libraries load: prov is set in every backend. */
