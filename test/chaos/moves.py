@@ -69,9 +69,7 @@ class Moves:
         if what == "table":
             cl.query(db, "DROP TABLE IF EXISTS %s" % TABLE)
         rows = None if what == "table" else op.get("rows")
-        self.restore(cl, db, path, rows, OWNER if who == "owner" else "postgres")
-        if op.get("history"):
-            self.earlier_clusters(cl, db, op["history"], db)
+        self.restore(cl, db, path, rows, OWNER if who == "owner" else "postgres", op.get("split"))
 
     @staticmethod
     def earlier_clusters(cl, db, n, salt):
