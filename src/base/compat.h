@@ -56,7 +56,10 @@
 #define idgen_oldest_xid() (ShmemVariableCache->oldestXid)
 #endif
 
-/* PG 16 let EnableDisableTrigger() name a parent trigger and recurse. */
+/*
+ * PG 16 let EnableDisableTrigger() name a parent trigger and recurse (15
+ * got that later as EnableDisableTriggerNew2(), not in its every minor).
+ */
 #include "commands/trigger.h"
 #if PG_VERSION_NUM >= 160000
 #define idgen_enable_trigger(rel, name, lockmode) \

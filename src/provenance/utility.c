@@ -20,7 +20,7 @@
  *	- ALTER TABLE ... DISABLE TRIGGER, which a data-only restore runs
  *	  before each table's data (pg_restore --data-only --disable-triggers).
  *	  idgen's own triggers on its tables are enabled again at once, with a
- *	  notice: the restore's rows pass them as any restore's do.
+ *	  warning: the restore's rows pass them as any restore's do.
  */
 #include "postgres.h"
 
@@ -75,6 +75,27 @@ disables_triggers(const Node *stmt)
 }
 
 /*
+ * Names the triggers of rel, disabled or firing on replicas only, that call
+ * extension ext's functions: copied, as enabling them changes rel's list.
+ */
+static List *
+idgen_triggers_off(Relation rel, Oid ext)
+{
+	List	   *names = NIL;
+
+	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++)
+	{
+		Trigger    *trigger = &rel->trigdesc->triggers[i];
+
+		if ((trigger->tgenabled == TRIGGER_DISABLED ||
+			 trigger->tgenabled == TRIGGER_FIRES_ON_REPLICA) &&
+			getExtensionOfObject(ProcedureRelationId, trigger->tgfoid) == ext)
+			names = lappend(names, pstrdup(trigger->tgname));
+	}
+	return names;
+}
+
+/*
  * Enables again the triggers of a table of idgen's that call idgen's
  * functions; the statement that disabled them holds the table's lock.
  */
@@ -84,29 +105,24 @@ keep_idgen_triggers(const RangeVar *relation)
 	Oid			ext = get_extension_oid("idgen", true);
 	Oid			relid = RangeVarGetRelid(relation, NoLock, true);
 	Relation	rel;
-	bool		enabled = false;
+	List	   *names;
+	ListCell   *lc;
 
 	if (!OidIsValid(ext) || !OidIsValid(relid) ||
 		getExtensionOfObject(RelationRelationId, relid) != ext)
 		return;
-	CommandCounterIncrement();
 	rel = table_open(relid, ShareRowExclusiveLock);
-	for (int i = 0; rel->trigdesc && i < rel->trigdesc->numtriggers; i++)
-	{
-		Trigger    *trigger = &rel->trigdesc->triggers[i];
-
-		if (trigger->tgenabled == TRIGGER_FIRES_ON_ORIGIN ||
-			getExtensionOfObject(ProcedureRelationId, trigger->tgfoid) != ext)
-			continue;
-		idgen_enable_trigger(rel, trigger->tgname, ShareRowExclusiveLock);
-		enabled = true;
-	}
-	if (enabled)
-		ereport(NOTICE,
-				(errmsg("idgen's triggers on table \"%s\" stay enabled",
-						RelationGetRelationName(rel)),
+	names = idgen_triggers_off(rel, ext);
+	foreach(lc, names)
+		idgen_enable_trigger(rel, lfirst(lc), ShareRowExclusiveLock);
+	if (names != NIL)
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("triggers of extension \"%s\" on table \"%s\" were enabled again",
+						"idgen", RelationGetRelationName(rel)),
 				 errdetail("They check every row written to the table, also the rows of a data-only restore.")));
 	table_close(rel, NoLock);
+	CommandCounterIncrement();
 }
 
 /*
@@ -130,7 +146,8 @@ provenance_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
-	if (disables_triggers(pstmt->utilityStmt))
+	/* an update script of idgen's own may turn them off for a while */
+	if (disables_triggers(pstmt->utilityStmt) && !creating_extension)
 		keep_idgen_triggers(((AlterTableStmt *) pstmt->utilityStmt)->relation);
 }
 

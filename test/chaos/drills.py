@@ -397,8 +397,8 @@ class Drills:
     def move_split(side, who, what):
         """Half of a superuser's restores of a whole database are in two
         steps, the schema and then the data with the triggers off
-        (--data-only --disable-triggers): the rows of idgen_system then
-        arrive past the trigger that refuses for them."""
+        (--data-only --disable-triggers): idgen's must stay on, or the rows
+        of idgen_system pass the trigger that refuses for them unchecked."""
         return {"split": True} if who == "postgres" and what == "db" and side.random() < 1 / 2 else {}
 
     @staticmethod

@@ -176,7 +176,7 @@ def edges(layout, name):
 
 
 # docs/guarantees.md, The time field: a layout whose row arrived as it was
-# (a restore with triggers disabled), its epoch a day ahead of idgen's
+# (under session_replication_role = replica), its epoch a day ahead of idgen's
 # clock (the server's moved by idgen.clock_offset_ms) or its time field
 # over, refuses on every path that starts a tick.  Each in a transaction
 # that ask_inputs rolls back.
