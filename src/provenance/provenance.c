@@ -306,7 +306,8 @@ provenance_note_system(uint64 system, TimestampTz recorded_at)
 
 /*
  * A row of cluster system arrived in this database's idgen_system (its
- * trigger): the server refuses when the marks do not cover that cluster, and says so.
+ * trigger): the server refuses when the marks do not cover that cluster,
+ * and says so.
  */
 void
 provenance_arrived(uint64 system, TimestampTz recorded_at)
