@@ -72,6 +72,8 @@ def parse_args():
     p.add_argument("--late-first", action="store_true",
                    help="the drills that come last come first (as for the second seed of --ci"
                         " and --seeds, so that a short run reaches every drill)")
+    p.add_argument("--whole-deck", action="store_true",
+                   help="end once every drill has run, --minutes at most (scripts/mutants --rates)")
     p.add_argument("--fail-fast", action="store_true",
                    help="stop at the first seed that fails (scripts/mutants)")
     p.add_argument("--first-only", action="store_true", help="with --ci: only its first seed")
@@ -258,9 +260,10 @@ def report_violation(pg, root, template, ops, v, seed, args, started):
     print("saved as %s; run it again with: scripts/chaos --replay %s" % (path, path))
 
 
-def recorded(model, ops):
-    """The model's ops, one at a time, each kept in ops for shrinking."""
-    while True:
+def recorded(model, ops, whole_deck=False):
+    """The model's ops, one at a time, each kept in ops for shrinking; with
+    whole_deck, until every drill has run."""
+    while not (whole_deck and model.deck_done()):
         ops.append(model.next_op())
         yield ops[-1]
 
@@ -281,9 +284,11 @@ def run_seed(pg, seed, minutes, late_first, args):
         started = time.time()
         deadline = started + minutes * 60
         worlds = []
-        v, steps = run_ops(pg, os.path.join(root, "run"), template, recorded(model, ops), deadline,
-                           args.verbose, worlds, ignore_kinds(args))
+        v, steps = run_ops(pg, os.path.join(root, "run"), template, recorded(model, ops, args.whole_deck),
+                           deadline, args.verbose, worlds, ignore_kinds(args))
         summary(worlds[0], seed, steps, time.time() - started, ops)
+        if args.whole_deck and v is None:
+            print("every drill ran" if model.deck_done() else "the time ran out before every drill ran")
         if v is None and not ran(worlds[0]):
             return False
         if v is None:

@@ -161,6 +161,10 @@ class Model(Choices, Forms, Drills, GenDrills, LeaseDrills, EtcdDrills, Applying
         self.polled_restart(op)
         return op
 
+    def deck_done(self):
+        """Every drill has run, with the ops it queued."""
+        return not self.drills and not self.queue
+
     def primaries(self):
         return [c for c, m in self.clusters.items() if m["role"] == "primary"]
 

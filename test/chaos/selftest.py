@@ -211,6 +211,15 @@ class Drills(unittest.TestCase):
                     else set(ALL_DRILLS)
                 self.assertEqual(drills - seen, set(), "seed %d, late first: %s" % (seed, late_first))
 
+    def test_whole_deck_ends_after_every_drill(self):
+        # chaos --whole-deck stops when deck_done(): not before any drill has run
+        model = Model(random.Random(11), 4)
+        seen = set()
+        while not model.deck_done():
+            seen.add(model.next_op().get("drill"))
+        drills = set(ALL_DRILLS) - set(REGISTRY_DRILLS) | set(ETCD_DRILLS) if model.etcd else set(ALL_DRILLS)
+        self.assertEqual(drills - seen, set())
+
     def test_late_drills_first(self):
         # the second seed of a short run starts with the drills the first's budget may not reach
         model = Model(random.Random(7), 4, late_first=True)
