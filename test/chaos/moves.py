@@ -11,6 +11,7 @@ import psycopg2
 
 from clients import LOST, call_sql, create_extension, now_ms, parse_ids
 from cluster import RUN_USER, Cluster, as_user
+from invariants import refusal_reached_held
 from lineage import Lineage
 from params import CURRENT
 
@@ -181,9 +182,18 @@ class Moves:
 
     def held_after(self, c, db, conn, call=("next", None, 1, 1000)):
         """The held session generates again after the restore: refused (a
-        refusal is server-wide and sticky), or above every ID of the line."""
-        self.held_call(c, db, conn, call)
+        refusal is server-wide and sticky), or above every ID of the line;
+        then a new session of its database, refused if the held one was."""
+        ids = self.held_call(c, db, conn, call)
         conn.close()
+        fresh = self.clusters[c].connect(db)
+        try:
+            view = self.read_view(c, db)
+            res = self.held_run(c, db, fresh, ("next", None, 1, 1))
+        finally:
+            fresh.close()
+        self.check_call(res, view, None)
+        refusal_reached_held(ids, res["error"] and res["error"][1], "%s/%s" % (c, db))
 
     def held_call(self, c, db, conn, call, view_after=False):
         """One call in a session held open across ops, checked as a burst's;

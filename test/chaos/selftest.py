@@ -23,8 +23,9 @@ from contract import readme_settings     # noqa: E402
 from answers import (counted_short, decoded_alike, drops_counted, given_up_idle_first, horizon_warned,  # noqa: E402
                      input_judged, lease_granted_free, restore_judged, schema_alike, settings_declared, slots_full_counted,
                      standby_refused, stats_columns, stats_mismatch, worker_kept)
-from invariants import (Violation, above, increasing, lease_state_told, resumed_at_restart, ridden_out,  # noqa: E402
-                        right_shard, started_low, unique)
+from invariants import (Violation, above, increasing, lease_state_told, previous_mark_kept,  # noqa: E402
+                        refusal_reached_held, resumed_at_restart, resumed_past, ridden_out, right_shard,
+                        started_low, unique)
 from probes import DATA_REFUSED, REFUSED, input_calls     # noqa: E402
 from layouts import Layout, builtin, shard_range      # noqa: E402
 from lineage import Frontier       # noqa: E402
@@ -309,6 +310,29 @@ class Counts(unittest.TestCase):
         resumed_at_restart("system clock is 12000 ms behind the time of the newest idgen ID", "here")
         with self.assertRaisesRegex(Violation, "not resumed"):
             resumed_at_restart('database "db1" holds idgen IDs of another cluster (system identifier 1)', "here")
+        with self.assertRaisesRegex(Violation, "not resumed"):
+            resumed_at_restart('"idgen_hwm" is unreadable: line 3 ...', "here")
+
+    def test_a_released_mark_comes_with_the_node_id(self):
+        previous_mark_kept(1700000000000, 1700000000005, "here")
+        previous_mark_kept(None, 0, "here")
+        with self.assertRaisesRegex(Violation, "lease mark lost"):
+            previous_mark_kept(12345, 1700000000000, "here")
+        with self.assertRaisesRegex(Violation, "lease mark lost.*none"):
+            previous_mark_kept(None, 1700000000000, "here")
+
+    def test_resumed_past_the_time_named(self):
+        resumed_past(1700000000000, 1700000000005, "js53", "here")
+        with self.assertRaisesRegex(Violation, "resumed below.*js53"):
+            resumed_past(1699999999000, 1700000000000, "js53", "here")
+
+    def test_a_refusal_reaches_the_held_session(self):
+        other = 'database "db1" holds idgen IDs of another cluster (system identifier 1)'
+        refusal_reached_held([], other, "here")
+        refusal_reached_held([5, 6], None, "here")
+        refusal_reached_held([5, 6], "system clock is 12000 ms behind the time of the newest idgen ID", "here")
+        with self.assertRaisesRegex(Violation, "refusal not sticky.*2 IDs"):
+            refusal_reached_held([5, 6], other, "here")
 
     def test_a_clock_within_the_bound_is_ridden_out(self):
         ridden_out(10001, 10000, "idgen", "here")
