@@ -446,7 +446,7 @@ def resumed_past(got_ms, after_ms, layout, where):
     got_ms: the time of a new ID of layout after the restart; the tick
     that holds after may start a few milliseconds before it."""
     if got_ms < after_ms - 10:
-        raise Violation("resumed below", layout, "%s: after idgen_resume_after(%s) and a restart, a new ID of"
+        raise Violation("resume time ignored", layout, "%s: after idgen_resume_after(%s) and a restart, a new ID of"
                         " %s is of %s" % (where, fmt_ms(after_ms), layout, fmt_ms(got_ms)))
 
 

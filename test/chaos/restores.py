@@ -10,7 +10,7 @@ import psycopg2
 
 from clients import create_extension, normalize
 from cluster import Cluster, as_user
-from invariants import refused_until_restart, restored, resumed_at_restart
+from invariants import refused_until_restart, restored, resumed_at_restart, resumed_past
 from layouts import HWM_STEP_MS
 from lineage import Lineage
 from moves import TABLE_STEP, Moves
@@ -38,6 +38,10 @@ def try_next(cl, db):
     """An ID of the default layout from a new session, or None where idgen
     refused (an error without a SQLSTATE, a lost connection, is raised)."""
     return next_or_refusal(cl, db)[0]
+
+
+# the time of a new ID of layout %s, in Unix milliseconds
+RESUMED_TIME = "SELECT (extract(epoch FROM (idgen_decode(idgen_next(%s), %s)).ts) * 1000)::bigint"
 
 
 def next_or_refusal(cl, db):
@@ -88,11 +92,13 @@ class Restores(Moves):
         cl = self.clusters[c]
         self.touch(c)
         self.raising_marks(c)
+        after = None
         if op.get("table"):
             self.table_step(c, op["db"])
             resumed = True
         else:
-            resumed = self.resume_after(c, op["db"], op.get("newest", False))
+            after = self.resume_after(c, op["db"], op.get("newest", False))
+            resumed = after is not None
         if resumed:
             self.refusing_until_restart(c, op["db"])
         cl.stop("fast")
@@ -100,7 +106,7 @@ class Restores(Moves):
         cl.start()
         self.touch(c)
         if resumed:
-            self.resumed(c, op["db"])
+            self.resumed(c, op["db"], after)
 
     def resume_before_restart(self, c, db):
         """README's step after rows copied in that idgen cannot see, by a
@@ -118,11 +124,24 @@ class Restores(Moves):
         self.refusing_until_restart(c, db)
         return True
 
-    def resumed(self, c, db):
+    def resumed(self, c, db, after=None):
         """After idgen_resume_after() and the restart, db generates
-        (invariants.resumed_at_restart)."""
-        self.found_mid_op(resumed_at_restart, next_or_refusal(self.clusters[c], db)[1],
-                          "%s/%s at step %d" % (c, db, self.step))
+        (invariants.resumed_at_restart); after: the time it named, past
+        which README says every mark was raised, whatever the clock: an ID
+        of the default layout and one of js53, which the line may never
+        have used (invariants.resumed_past)."""
+        cl, where = self.clusters[c], "%s/%s at step %d" % (c, db, self.step)
+        error = next_or_refusal(cl, db)[1]
+        self.found_mid_op(resumed_at_restart, error, where)
+        if after is None or error is not None:
+            return
+        for layout in ("idgen", "js53"):
+            try:
+                got = cl.query(db, RESUMED_TIME, (layout, layout))[0][0]
+            except psycopg2.Error as e:
+                self.op_errors["after idgen_resume_after(), %s: %s" % (layout, normalize(str(e)))] += 1
+                continue
+            self.found_mid_op(resumed_past, got, after, layout, where)
 
     def refusing_until_restart(self, c, db):
         """After idgen_resume_after(), a new session gets no ID until the
@@ -165,13 +184,13 @@ class Restores(Moves):
         for wait in range(RESUME_WAIT_S, -1, -1):
             try:
                 self.clusters[c].query(db, "SELECT idgen_resume_after(to_timestamp(%s))", (after / 1000.0,))
-                return True
+                return after
             except psycopg2.Error as e:
                 # 1.4 has no such function; a time too far ahead of this
                 # server's clock, which the hint says to wait for
                 if e.pgcode != "22023" or not wait:
                     self.op_errors["idgen_resume_after: %s" % normalize(str(e))] += 1
-                    return False
+                    return None
                 time.sleep(1)
 
     def do_move(self, op):

@@ -323,7 +323,7 @@ class Counts(unittest.TestCase):
 
     def test_resumed_past_the_time_named(self):
         resumed_past(1700000000000, 1700000000005, "js53", "here")
-        with self.assertRaisesRegex(Violation, "resumed below.*js53"):
+        with self.assertRaisesRegex(Violation, "resume time ignored.*js53"):
             resumed_past(1699999999000, 1700000000000, "js53", "here")
 
     def test_a_refusal_reaches_the_held_session(self):

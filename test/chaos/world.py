@@ -18,7 +18,7 @@ from adopts import Adopts
 from bursts import Bursts
 from clients import create_extension, normalize, now_ms
 from cluster import Cluster, as_user, user_dir
-from invariants import Violation, lease_kept, no_crash
+from invariants import Violation, lease_kept, no_crash, previous_mark_kept
 from layouts import FAMILIES, epoch_date_ms
 from leases import Leases
 from markfile import MarkFile
@@ -254,9 +254,13 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
             took = self.frozen.get(op.get("takes"), (None, None, self.released.get(op.get("takes"))))[2]
             if took is not None:
                 # the frozen drill reached its case, or not (the registry's view)
+                taken = lease and lease[:2] == (took[0], "held")
                 self.refusals["%s drill: the new server %s the holder's node id"
-                              % (op.get("part", "frozen"), "leased" if lease and lease[:2] == (took[0], "held")
-                                 else "did not lease")] += 1
+                              % (op.get("part", "frozen"), "leased" if taken else "did not lease")] += 1
+                if taken and op["takes"] not in self.frozen:
+                    # released: the mark it reported came along
+                    self.found_mid_op(previous_mark_kept, lease[2], self.lineage[op["takes"]].newest,
+                                      "%s, after %s, at step %d" % (op["c"], op["takes"], self.step))
 
     def do_restart(self, op):
         c = op["c"]
