@@ -64,8 +64,11 @@ class Forms:
             op["hostile"] = True
         if op["op"] == "redefine" and not op.get("held") and side.random() < RACING:
             # another name defined at once, in a transaction that races op's
-            # (redefines.py); the model learns it as it learnt op
-            op["racing"] = self.layout_spec(side.choice([n for n in NAMES if n != op["name"]]), side)
+            # (redefines.py); the model learns it as it learnt op.  Not to
+            # end soon as op's may (time_end, move): its wide time field
+            # would then need an epoch centuries back, which is refused.
+            op["racing"] = dict(self.layout_spec(side.choice([n for n in NAMES if n != op["name"]]), side),
+                                ends_in_ms=None)
             self.apply_define(dict(op, **op["racing"]))
         self.flaw_forms(op)
         self.crowd_forms(op)
