@@ -5,7 +5,7 @@ None when the servers do not allow it now."""
 
 import datetime
 
-from layouts import EPOCHS
+from layouts import ENDING, EPOCHS, NAMES
 from params import (CURRENT, DAY_MS, FILL_BITS, FILL_FAMILY, FILL_LAYOUTS, MAX_CLUSTERS, MAX_NODE_SETTING,
                     NODE_IDS, RELEASED, SETTING_CHOICES)
 
@@ -338,6 +338,7 @@ class Drills:
         move.update({k: v for k, v in (("who", who), ("what", what)) if v not in ("postgres", "db")})
         move.update(self.move_history(side, what, rollback), **self.move_split(side, who, what))
         lead = lead or 20000 * ("split" in move)     # two restores take as long as a restart
+        ended = self.ended_layout(side)
         if rollback:
             # the new cluster generates, the old one gets its data back; a
             # session of its other database held across (made if missing)
@@ -375,6 +376,7 @@ class Drills:
                 # restart's, would: unprobed)
                 ops[3:5] = [dict(restart, c=new, set=s), new_other, made]
         if what == "db":
+            ops.insert(next(i for i, o in enumerate(ops) if o is move), dict(ended, c=move["c"], db=db))
             return ops + [dict(resume, c=new), after, other_after, outbox]
         own = {"op": "burst", "kill": None,
                "clients": [{"c": new, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]}
@@ -382,6 +384,15 @@ class Drills:
         return ops[:4 + rollback] + [
             {"op": "resume", "c": new, "db": db, "table": True}, own, {"op": "pause", "ms": idle, "past": new},
             after if rollback else self.burst_new_db(new, db), other_after, outbox]
+
+    @staticmethod
+    def ended_layout(side):
+        """A layout whose time field ends a second after it is defined, in
+        the database a whole-database move dumps (placed by move_form): a
+        restore must take it as it was (docs/guarantees.md), or the
+        restore's layouts fail as a whole and the rows a CHECK reads a
+        layout through are lost."""
+        return {"op": "redefine", "name": side.choice(NAMES), "epoch": None, "family": ENDING, "ends_in_ms": 1000}
 
     @staticmethod
     def move_history(side, what, rollback):
