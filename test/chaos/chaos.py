@@ -74,6 +74,9 @@ def parse_args():
                         " and --seeds, so that a short run reaches every drill)")
     p.add_argument("--whole-deck", action="store_true",
                    help="end once every drill has run, --minutes at most (scripts/mutants --rates)")
+    p.add_argument("--max-steps", type=int, metavar="N",
+                   help="stop after N steps (scripts/mutants: the unmutated code up to the step that"
+                        " killed a mutant)")
     p.add_argument("--fail-fast", action="store_true",
                    help="stop at the first seed that fails (scripts/mutants)")
     p.add_argument("--first-only", action="store_true", help="with --ci: only its first seed")
@@ -260,10 +263,10 @@ def report_violation(pg, root, template, ops, v, seed, args, started):
     print("saved as %s; run it again with: scripts/chaos --replay %s" % (path, path))
 
 
-def recorded(model, ops, whole_deck=False):
+def recorded(model, ops, whole_deck=False, max_steps=None):
     """The model's ops, one at a time, each kept in ops for shrinking; with
-    whole_deck, until every drill has run."""
-    while not (whole_deck and model.deck_done()):
+    whole_deck, until every drill has run; max_steps of them at most."""
+    while not (whole_deck and model.deck_done()) and len(ops) != max_steps:
         ops.append(model.next_op())
         yield ops[-1]
 
@@ -284,7 +287,7 @@ def run_seed(pg, seed, minutes, late_first, args):
         started = time.time()
         deadline = started + minutes * 60
         worlds = []
-        v, steps = run_ops(pg, os.path.join(root, "run"), template, recorded(model, ops, args.whole_deck),
+        v, steps = run_ops(pg, os.path.join(root, "run"), template, recorded(model, ops, args.whole_deck, args.max_steps),
                            deadline, args.verbose, worlds, ignore_kinds(args))
         summary(worlds[0], seed, steps, time.time() - started, ops)
         if args.whole_deck and v is None:
