@@ -90,10 +90,12 @@ copy_checkout() {
 # suite on its own so that one failing does not hide the others; ends with a
 # summary (see suite_summary) and returns non-zero on any failure.
 # The TAP tests that IDGEN_TEST_EXTRA names run too ("integration", "long"):
-# the core and the long ones several at once (they mostly wait), then the
-# integration tests one at a time, since they time failovers.
+# the core and the long ones several at once (they mostly wait), and beside
+# them, in a second copy, the integration tests one at a time; then alone
+# those that say "# Runs alone:" (a control that times a failover found no
+# repeat beside the others).
 run_suite() {
-	local work=$1 pg_config=$2 status=0 words=() word others=() integration=() core=()
+	local work=$1 pg_config=$2 status=0 words=() word others=() integration=() alone=() core=() beside="" beside_pid
 	read -r -a words <<<"${IDGEN_TEST_EXTRA:-}"
 	for word in "${words[@]}"; do
 		[ "$word" = integration ] || others+=("$word")
@@ -104,17 +106,38 @@ run_suite() {
 	# No INITDB_TEMPLATE (PostgreSQL 17's copies of one initdb for every
 	# node): the copies share a system identifier, and idgen tells clusters
 	# apart by it (t/024, t/025, t/056, t/063 failed on 18 with it).
-	mapfile -t integration < <(cd "$work" && grep -l "require_test_extra('integration')" t/*.pl)
+	mapfile -t integration < <(cd "$work" && grep -l "require_test_extra('integration')" t/*.pl |
+		xargs -r grep -L '^# Runs alone:')
+	mapfile -t alone < <(cd "$work" && grep -l "require_test_extra('integration')" t/*.pl |
+		xargs -r grep -l '^# Runs alone:')
 	# The largest files first, as the likely longest: prove -j starts them in
 	# the order given, and one long test started last would run alone.
 	mapfile -t core < <(cd "$work" && grep -L "require_test_extra('integration')" t/*.pl | xargs -r ls -S)
+	# Both TAP parts take their ports from one lock directory.
+	export PG_TEST_PORT_DIR=$work/portlock
+	if [ ${#others[@]} -lt ${#words[@]} ] && [ ${#integration[@]} -gt 0 ]; then
+		beside=$(user_tmpdir)
+		cp -a "$work/." "$beside"
+		(SUITE_WORK=$beside run_part "TAP: integration, one at a time, beside the core" "${IDGEN_TEST_EXTRA}" \
+			REGRESS= ISOLATION= IDGEN_TAP_JOBS=1 PROVE_TESTS="${integration[*]}") >"$beside/part.log" 2>&1 &
+		beside_pid=$!
+	fi
 	run_part regress "" ISOLATION= TAP_TESTS= || status=1
 	run_part isolation "" REGRESS= TAP_TESTS= || status=1
 	run_part "TAP: core${others[*]:+, ${others[*]}}" "${others[*]}" REGRESS= ISOLATION= \
 		PROVE_TESTS="${core[*]}" || status=1
+	if [ -n "$beside" ]; then
+		wait "$beside_pid" || status=1
+		cat "$beside/part.log"
+		cat "$beside/suite_summary" >>"$work/suite_summary"
+		cat "$beside/suite_failures" >>"$work/suite_failures"
+		rm -rf "$beside"
+	fi
 	if [ ${#others[@]} -lt ${#words[@]} ]; then
-		run_part "TAP: integration, one at a time" "${IDGEN_TEST_EXTRA}" \
-			REGRESS= ISOLATION= IDGEN_TAP_JOBS=1 PROVE_TESTS="${integration[*]}" || status=1
+		if [ ${#alone[@]} -gt 0 ]; then
+			run_part "TAP: integration, alone" "${IDGEN_TEST_EXTRA}" \
+				REGRESS= ISOLATION= IDGEN_TAP_JOBS=1 PROVE_TESTS="${alone[*]}" || status=1
+		fi
 	else
 		echo "TAP: integration: not run (IDGEN_TEST_EXTRA lacks \"integration\")" >>"$work/suite_summary"
 	fi

@@ -149,8 +149,12 @@ my $failed_over = {
 sub failover_while_frozen
 {
 	my ($name, $blind) = @_;
+	# Longer than the rest: the control's registry fails over and its next
+	# holder starts while the frozen holder's lease lasts, which took more
+	# than 5 s on a loaded machine.
+	my $frozen_lease_s = 15;
 	my ($conninfo, $st) = $failed_over->{start}->($name);
-	my $conf = "idgen.node_registry = '$conninfo'\nidgen.node_lease_s = $lease_s\nidgen.node_bits = 0\n";
+	my $conf = "idgen.node_registry = '$conninfo'\nidgen.node_lease_s = $frozen_lease_s\nidgen.node_bits = 0\n";
 	my $old = idgen_node("${name}_old", $conf);
 	leased($old);
 	my $new = PostgreSQL::Test::Cluster->new("${name}_new");
@@ -161,7 +165,7 @@ sub failover_while_frozen
 	# the standby's copy of the lease runs out; the primary's is renewed,
 	# just now: the worker freezes with most of a lease left
 	$old->poll_query_until('postgres',
-		"SELECT clock_timestamp() > '$copied_at'::timestamptz + interval '${\ ($lease_s + 1) } s'"
+		"SELECT clock_timestamp() > '$copied_at'::timestamptz + interval '${\ ($frozen_lease_s + 1) } s'"
 		  . " AND state = 'held' AND renewed_at > clock_timestamp() - interval '300 ms' FROM idgen_node_lease")
 	  or die 'the old holder did not renew';
 	my $loop = $old->background_psql('postgres', on_error_stop => 0);

@@ -22,6 +22,9 @@
 # issued twice.  The same with the node id leased from the etcd Patroni
 # uses (idgen.node_registry = 'etcd://...'), and synchronous through the
 # leader's kill.
+#
+# Runs alone: beside other tests, a loaded machine's slower failover left
+# the control's window without a repeat (scripts/lib.sh).
 use strict;
 use warnings;
 use FindBin;
