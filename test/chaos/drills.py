@@ -325,10 +325,10 @@ class Drills:
     def move_form(self, ops, ahead):
         """The move drill's ops in the form drawn from a stream of their own
         (the main stream's draws stay the plain move's): who restores (postgres,
-        or the owner into a database a superuser made), what (the database, or
-        one table idgen cannot see: README's step, then idgen's own layout until
-        the clock passes the old IDs of every layout) and which way (into a new
-        cluster, or back into the old one after its pg_upgrade into another)."""
+        or the owner into a database a superuser made), what (the database, with
+        a layout that ends, or one table idgen cannot see: README's step, then
+        idgen's own layout until the clock passes the old IDs of every layout)
+        and which way (into a new cluster, or back after its pg_upgrade)."""
         side = self.side_stream()
         who, what = side.choice(["postgres", "owner"]), side.choice(["db", "db", "table"])
         rollback = side.random() < 1 / 2
@@ -338,7 +338,6 @@ class Drills:
         move.update({k: v for k, v in (("who", who), ("what", what)) if v not in ("postgres", "db")})
         move.update(self.move_history(side, what, rollback), **self.move_split(side, who, what))
         lead = lead or 20000 * ("split" in move)     # two restores take as long as a restart
-        ended = self.ended_layout(side)
         if rollback:
             # the new cluster generates, the old one gets its data back; a
             # session of its other database held across (made if missing)
@@ -349,10 +348,9 @@ class Drills:
             ahead = dict(ahead, clock_offset_ms=ahead["clock_offset_ms"] + 6000 * (what == "db") + lead)
             made = self.on(refused, new)
             if what == "db":
-                # one session, whose first transaction rolls back after a
-                # savepoint around its IDs was released: the row of
-                # idgen_system the new cluster added for itself then goes with
-                # the transaction, and it must add it again
+                # one session whose first transaction rolls back after a
+                # savepoint around its IDs was released: the row of idgen_system
+                # the new cluster added goes with it, and must be added again
                 made = {"op": "outbox", "c": new, "db": db,
                         "writers": [[[1, 0, RELEASED]] + [[5, 0, "COMMIT"]] * 3]}
             # first a minute behind without README's copy of idgen_hwm (forgot_hwm)
@@ -376,7 +374,7 @@ class Drills:
                 # restart's, would: unprobed)
                 ops[3:5] = [dict(restart, c=new, set=s), new_other, made]
         if what == "db":
-            ops.insert(next(i for i, o in enumerate(ops) if o is move), dict(ended, c=move["c"], db=db))
+            ops.insert(next(i for i, o in enumerate(ops) if o is move), self.ended_layout(side, move["c"], db))
             return ops + [dict(resume, c=new), after, other_after, outbox]
         own = {"op": "burst", "kill": None,
                "clients": [{"c": new, "db": db, "calls": [["next", None, 1, 3000]]} for _ in range(2)]}
@@ -386,13 +384,13 @@ class Drills:
             after if rollback else self.burst_new_db(new, db), other_after, outbox]
 
     @staticmethod
-    def ended_layout(side):
+    def ended_layout(side, c, db):
         """A layout whose time field ends a second after it is defined, in
-        the database a whole-database move dumps (placed by move_form): a
-        restore must take it as it was (docs/guarantees.md), or the
-        restore's layouts fail as a whole and the rows a CHECK reads a
-        layout through are lost."""
-        return {"op": "redefine", "name": side.choice(NAMES), "epoch": None, "family": ENDING, "ends_in_ms": 1000}
+        the database a whole-database move dumps: a restore must take it as
+        it was (docs/guarantees.md), or the restore's layouts fail as a
+        whole and the rows a CHECK reads a layout through are lost."""
+        return {"op": "redefine", "c": c, "db": db, "name": side.choice(NAMES), "epoch": None, "family": ENDING,
+                "ends_in_ms": 1000}
 
     @staticmethod
     def move_history(side, what, rollback):

@@ -416,40 +416,6 @@ def flawed_start_refused(flaw, answers, named, must_refuse, must_answer, where):
             else "shared_preload_libraries = ''", "; ".join(wrong)))
 
 
-def refused_until_restart(got, where):
-    """README, idgen_resume_after(): it raises the marks, and generation
-    resumes at the next restart, also where the server generated before
-    (after rows copied in that idgen cannot see).  got: the ID a new
-    session got after the call, or None."""
-    if got is not None:
-        raise Violation("resumed before the restart", None, "%s: after idgen_resume_after(), before the restart,"
-                        " a new session got ID %d" % (where, got))
-
-
-# idgen's refusals that idgen_resume_after() and a restart end
-UNTIL_RESUMED = ("idgen high-water marks were lost", "holds idgen IDs of another cluster",
-                 "idgen generation resumes after a restart")
-
-
-def refusal_reached_held(held_ids, error, where):
-    """docs/guarantees.md: the refusal is the server's and sticky, a
-    backend that generated before it refuses at its next tick.  held_ids:
-    what a session held across a restore was handed after it; error: a new
-    session's refusal just after, or None."""
-    if held_ids and error is not None and any(m in error for m in UNTIL_RESUMED):
-        raise Violation("refusal not sticky", None, "%s: a session held across the restore was handed %d"
-                        " IDs, where a new session is refused: %s" % (where, len(held_ids), error.splitlines()[0]))
-
-
-def resumed_past(got_ms, after_ms, layout, where):
-    """README, idgen_resume_after(after): raises every mark past after.
-    got_ms: the time of a new ID of layout after the restart; the tick
-    that holds after may start a few milliseconds before it."""
-    if got_ms < after_ms - 10:
-        raise Violation("resume time ignored", layout, "%s: after idgen_resume_after(%s) and a restart, a new ID of"
-                        " %s is of %s" % (where, fmt_ms(after_ms), layout, fmt_ms(got_ms)))
-
-
 def previous_mark_kept(previous_ms, newest_ms, where):
     """docs/node-ids.md: a server that leases a released node id is told
     the mark its holder released it with, at or above every ID the holder
@@ -460,12 +426,3 @@ def previous_mark_kept(previous_ms, newest_ms, where):
         raise Violation("lease mark lost", None, "%s: the node id's previous mark is %s, below the newest ID"
                         " its holder made, of %s" % (where, "none" if previous_ms is None else fmt_ms(previous_ms),
                                                      fmt_ms(newest_ms)))
-
-
-def resumed_at_restart(error, where):
-    """README, idgen_resume_after(): generation resumes at the next
-    restart.  error: a new session's refusal after it, or None.  The mark
-    file that restart read is the one the server wrote: never unreadable."""
-    if error is not None and any(m in error for m in UNTIL_RESUMED + ('"idgen_hwm" is unreadable',)):
-        raise Violation("not resumed", None, "%s: after idgen_resume_after() and a restart, idgen_next()"
-                        " still refused: %s" % (where, error.splitlines()[0]))

@@ -11,7 +11,7 @@ import psycopg2
 
 from clients import LOST, call_sql, create_extension, now_ms, parse_ids
 from cluster import RUN_USER, Cluster, as_user
-from invariants import refusal_reached_held
+from ways_out import refusal_reached_held
 from lineage import Lineage
 from params import CURRENT
 

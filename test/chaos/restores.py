@@ -10,7 +10,8 @@ import psycopg2
 
 from clients import create_extension, normalize
 from cluster import Cluster, as_user
-from invariants import refused_until_restart, restored, resumed_at_restart, resumed_past
+from invariants import restored
+from ways_out import refused_until_restart, resumed_at_restart, resumed_past
 from layouts import HWM_STEP_MS
 from lineage import Lineage
 from moves import TABLE_STEP, Moves
@@ -126,10 +127,10 @@ class Restores(Moves):
 
     def resumed(self, c, db, after=None):
         """After idgen_resume_after() and the restart, db generates
-        (invariants.resumed_at_restart); after: the time it named, past
+        (ways_out.resumed_at_restart); after: the time it named, past
         which README says every mark was raised, whatever the clock: an ID
         of the default layout and one of js53, which the line may never
-        have used (invariants.resumed_past)."""
+        have used (ways_out.resumed_past)."""
         cl, where = self.clusters[c], "%s/%s at step %d" % (c, db, self.step)
         error = next_or_refusal(cl, db)[1]
         self.found_mid_op(resumed_at_restart, error, where)
@@ -145,7 +146,7 @@ class Restores(Moves):
 
     def refusing_until_restart(self, c, db):
         """After idgen_resume_after(), a new session gets no ID until the
-        restart (invariants.refused_until_restart)."""
+        restart (ways_out.refused_until_restart)."""
         self.found_mid_op(refused_until_restart, try_next(self.clusters[c], db), "%s/%s at step %d"
                           % (c, db, self.step))
 

@@ -1,7 +1,7 @@
 """More tests of the checker's invariants on values given by hand, run
 with selftest.py's (scripts/chaos --self-test): the clock's hint, the
 marks folded at startup, idgen_check_nodes() and idgen_stats' times; and
-a run's own verdict."""
+a run's own verdict; the ways out of a refusal."""
 
 import contextlib
 import io
@@ -15,6 +15,7 @@ from diagnostics import (FRESH_NODE, NO_FRESH_NODE, clock_hint_told, epoch_named
                          refusal_coded, stats_times_told)
 from invariants import Violation
 from layouts import builtin, default_layout, epoch_date_ms
+from ways_out import refusal_reached_held, resumed_at_restart, resumed_past
 
 NOW = 1767225600000     # 2026-01-01 00:00 UTC
 
@@ -107,3 +108,26 @@ class Verdict(unittest.TestCase):
             self.assertFalse(ran(world))
         world.checked[("next", "idgen")] = 3
         self.assertTrue(ran(world))
+
+
+class WaysOut(unittest.TestCase):
+    def test_generation_resumes_at_the_restart(self):
+        resumed_at_restart(None, "here")
+        resumed_at_restart("system clock is 12000 ms behind the time of the newest idgen ID", "here")
+        with self.assertRaisesRegex(Violation, "not resumed"):
+            resumed_at_restart('database "db1" holds idgen IDs of another cluster (system identifier 1)', "here")
+        with self.assertRaisesRegex(Violation, "not resumed"):
+            resumed_at_restart('"idgen_hwm" is unreadable: line 3 ...', "here")
+
+    def test_resumed_past_the_time_named(self):
+        resumed_past(1700000000000, 1700000000005, "js53", "here")
+        with self.assertRaisesRegex(Violation, "resume time ignored.*js53"):
+            resumed_past(1699999999000, 1700000000000, "js53", "here")
+
+    def test_a_refusal_reaches_the_held_session(self):
+        other = 'database "db1" holds idgen IDs of another cluster (system identifier 1)'
+        refusal_reached_held([], other, "here")
+        refusal_reached_held([5, 6], None, "here")
+        refusal_reached_held([5, 6], "system clock is 12000 ms behind the time of the newest idgen ID", "here")
+        with self.assertRaisesRegex(Violation, "refusal not sticky.*2 IDs"):
+            refusal_reached_held([5, 6], other, "here")
