@@ -214,6 +214,7 @@ class Bursts(Counts):
             right_node(node_problem(layout, values, view["node"], view["bits"]), layout.name, shown,
                        ident, where)
             lin.newest = max(lin.newest, values["time"] + layout.tick_ms)
+            lin.newest_of[view["node"]] = max(lin.newest_of.get(view["node"], 0), values["time"] + layout.tick_ms)
         self.check_frontier(res, layout, view, where)
         self.note_tick_starts(res, layout, view)
         self.checked[(func, layout.name)] += len(res["ids"])

@@ -9,13 +9,15 @@ class Lineage:
     """What a server and the standbys promoted in its place have seen: the
     highest clock reading (wall + offset), the longest lead allowed, the
     IDs they handed out that later runs must stay above, and the latest
-    time such an ID decodes to (the end of its tick)."""
+    time such an ID decodes to (the end of its tick): of any node id, and
+    of each (newest_of: a released lease's mark covers its own node id's)."""
 
-    def __init__(self, hi=0.0, lead=0, frontier=None, newest=0):
+    def __init__(self, hi=0.0, lead=0, frontier=None, newest=0, newest_of=None):
         self.hi = hi
         self.lead = lead
         self.frontier = frontier or Frontier()
         self.newest = newest
+        self.newest_of = dict(newest_of or {})
 
 
 class Frontier:

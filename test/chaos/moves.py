@@ -224,7 +224,7 @@ class Moves:
         lin = self.lineage[c]
         frontier = lin.frontier.copy()
         frontier.new_run()
-        return Lineage(lin.hi, lin.lead, frontier, lin.newest)
+        return Lineage(lin.hi, lin.lead, frontier, lin.newest, lin.newest_of)
 
     def drop_pollers(self, c):
         for key in [k for k in self.pollers if k[0] == c]:

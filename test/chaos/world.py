@@ -258,8 +258,8 @@ class World(Adopts, Bursts, Contract, EtcdRegistry, Flaws, Hostile, Leases, Mark
                 self.refusals["%s drill: the new server %s the holder's node id"
                               % (op.get("part", "frozen"), "leased" if taken else "did not lease")] += 1
                 if taken and op["takes"] not in self.frozen:
-                    # released: the mark it reported came along
-                    self.found_mid_op(previous_mark_kept, lease[2], self.lineage[op["takes"]].newest,
+                    # released: the mark it reported for that node id came along
+                    self.found_mid_op(previous_mark_kept, lease[2], self.lineage[op["takes"]].newest_of.get(took[0]),
                                       "%s, after %s, at step %d" % (op["c"], op["takes"], self.step))
 
     def do_restart(self, op):
