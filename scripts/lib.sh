@@ -116,10 +116,13 @@ run_suite() {
 	# Both TAP parts take their ports from one lock directory.
 	export PG_TEST_PORT_DIR=$work/portlock
 	if [ ${#others[@]} -lt ${#words[@]} ] && [ ${#integration[@]} -gt 0 ]; then
-		beside=$(user_tmpdir)
-		cp -a "$work/." "$beside"
+		# inside $work, so that whoever removes $work removes it too
+		beside=$work/beside
+		mkdir "$beside"
+		tar -C "$work" --exclude=./beside -cf - . | tar -C "$beside" -xpf -
+		if [ "$(id -u)" -eq 0 ]; then chown "$RUN_USER" "$beside"; fi
 		(SUITE_WORK=$beside run_part "TAP: integration, one at a time, beside the core" "${IDGEN_TEST_EXTRA}" \
-			REGRESS= ISOLATION= IDGEN_TAP_JOBS=1 PROVE_TESTS="${integration[*]}") >"$beside/part.log" 2>&1 &
+			REGRESS= ISOLATION= IDGEN_TAP_JOBS=1 PROVE_TESTS="${integration[*]}" || exit 1) >"$beside/part.log" 2>&1 &
 		beside_pid=$!
 	fi
 	run_part regress "" ISOLATION= TAP_TESTS= || status=1
