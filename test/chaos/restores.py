@@ -43,6 +43,7 @@ def try_next(cl, db):
 
 # the time of a new ID of layout %s, in Unix milliseconds
 RESUMED_TIME = "SELECT (extract(epoch FROM (idgen_decode(idgen_next(%s), %s)).ts) * 1000)::bigint"
+FRESH_LAYOUT = "SELECT idgen_define_layout(%s, '2024-01-01+00', '{time,node,sequence}', '{41,10,12}')"
 
 
 def next_or_refusal(cl, db):
@@ -129,15 +130,20 @@ class Restores(Moves):
         """After idgen_resume_after() and the restart, db generates
         (ways_out.resumed_at_restart); after: the time it named, past
         which README says every mark was raised, whatever the clock: an ID
-        of the default layout and one of js53, which the line may never
-        have used (ways_out.resumed_past)."""
+        of the default layout, one of js53 and one of a layout defined
+        then (ways_out.resumed_past)."""
         cl, where = self.clusters[c], "%s/%s at step %d" % (c, db, self.step)
         error = next_or_refusal(cl, db)[1]
         self.found_mid_op(resumed_at_restart, error, where)
         if after is None or error is not None:
             return
-        for layout in ("idgen", "js53"):
+        # and a layout defined now, whose marks are none of its own: the
+        # overflow mark's, which the call raised too
+        fresh = "resumed%d" % self.step
+        for layout in ("idgen", "js53", fresh):
             try:
+                if layout == fresh:
+                    cl.query(db, FRESH_LAYOUT, (fresh,))
                 got = cl.query(db, RESUMED_TIME, (layout, layout))[0][0]
             except psycopg2.Error as e:
                 self.op_errors["after idgen_resume_after(), %s: %s" % (layout, normalize(str(e)))] += 1
